@@ -1,0 +1,264 @@
+// gpubench: command-line client of gpubench_server.
+//
+// Exit codes (stable, for scripts):
+//   0  success (every run measured and verified)
+//   1  a run failed on the server (bad kernel, verification failure, device error, ...)
+//   2  usage error (bad command, flag or size)
+//   3  server unreachable or deadline exceeded
+#include <grpcpp/grpcpp.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
+#include "client/output.h"
+#include "common/sizes.h"
+#include "gpubench/v1/benchmark.grpc.pb.h"
+
+ABSL_FLAG(std::string, target, "localhost:50051", "Server address host:port.");
+ABSL_FLAG(std::string, format, "table", "Output format: table | json | csv.");
+ABSL_FLAG(double, rpc_timeout_seconds, 600, "Deadline of each RPC (a run waits in the queue too).");
+ABSL_FLAG(std::string, size, "", "run: element count, e.g. 1048576, 16M (10^6), 256Mi (2^20).");
+ABSL_FLAG(std::string, sizes, "", "sweep: comma-separated element counts, e.g. 1Mi,16Mi,256Mi.");
+ABSL_FLAG(std::string, kernels, "", "sweep: comma-separated kernel names.");
+ABSL_FLAG(std::string, block_sizes, "", "sweep: comma-separated block sizes (default: each kernel's).");
+ABSL_FLAG(int, device, 0, "Device index.");
+ABSL_FLAG(int, block_size, 0, "run: threads per block (0 = the kernel's default).");
+ABSL_FLAG(std::string, mode, "cold", "cold (L2 flushed, one launch per sample) | hot (batched).");
+ABSL_FLAG(int, warmup, 0, "Warm-up launches (0 = server default).");
+ABSL_FLAG(int, min_samples, 0, "Minimum samples (0 = server default).");
+ABSL_FLAG(int, max_samples, 0, "Maximum samples (0 = server default).");
+ABSL_FLAG(double, min_time, 0, "Minimum measured seconds (0 = server default).");
+ABSL_FLAG(double, max_noise, 0, "Stop at this relative stddev, e.g. 0.005 (0 = server default).");
+ABSL_FLAG(double, timeout, 0, "Sampling wall-time budget in seconds (0 = server default).");
+ABSL_FLAG(bool, verify, true, "Verify every element against the host reference.");
+ABSL_FLAG(int64_t, seed, -1, "Input data seed (-1 = server picks one, echoed in the result).");
+ABSL_FLAG(bool, progress, true, "sweep: show progress on stderr.");
+
+namespace gpubench::client {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRunFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitUnreachable = 3;
+
+int ExitCodeFor(const grpc::Status& status) {
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK:
+      return kExitOk;
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return kExitUnreachable;
+    default:
+      return kExitRunFailed;
+  }
+}
+
+int ReportRpcError(const std::string& what, const grpc::Status& status) {
+  std::cerr << "gpubench: " << what << " failed: " << status.error_code() << " "
+            << status.error_message() << "\n";
+  return ExitCodeFor(status);
+}
+
+void SetDeadline(grpc::ClientContext* context) {
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(
+                            1000 * absl::GetFlag(FLAGS_rpc_timeout_seconds))));
+}
+
+bool ParseFormat(Format* format) {
+  const std::string f = absl::GetFlag(FLAGS_format);
+  if (f == "table") *format = Format::kTable;
+  else if (f == "json") *format = Format::kJson;
+  else if (f == "csv") *format = Format::kCsv;
+  else {
+    std::cerr << "gpubench: --format must be table, json or csv (got '" << f << "')\n";
+    return false;
+  }
+  return true;
+}
+
+bool FillMeasurement(v1::MeasurementOptions* m) {
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode == "cold") m->set_cache_mode(v1::COLD);
+  else if (mode == "hot") m->set_cache_mode(v1::HOT);
+  else {
+    std::cerr << "gpubench: --mode must be cold or hot (got '" << mode << "')\n";
+    return false;
+  }
+  m->set_warmup_launches(absl::GetFlag(FLAGS_warmup));
+  m->set_min_samples(absl::GetFlag(FLAGS_min_samples));
+  m->set_max_samples(absl::GetFlag(FLAGS_max_samples));
+  m->set_min_time_seconds(absl::GetFlag(FLAGS_min_time));
+  m->set_max_noise(absl::GetFlag(FLAGS_max_noise));
+  m->set_timeout_seconds(absl::GetFlag(FLAGS_timeout));
+  return true;
+}
+
+int Kernels(v1::Benchmark::Stub& stub, Format format) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::ListKernelsResponse response;
+  grpc::Status status = stub.ListKernels(&context, v1::ListKernelsRequest(), &response);
+  if (!status.ok()) return ReportRpcError("ListKernels", status);
+  std::cout << RenderKernels(response, format);
+  return kExitOk;
+}
+
+int Devices(v1::Benchmark::Stub& stub, Format format) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::ListDevicesResponse response;
+  grpc::Status status = stub.ListDevices(&context, v1::ListDevicesRequest(), &response);
+  if (!status.ok()) return ReportRpcError("ListDevices", status);
+  std::cout << RenderDevices(response, format);
+  return kExitOk;
+}
+
+int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
+  if (args.size() != 3) {
+    std::cerr << "gpubench: usage: gpubench run KERNEL --size N [flags]\n";
+    return kExitUsage;
+  }
+  v1::RunBenchmarkRequest request;
+  request.set_kernel(args[2]);
+  absl::StatusOr<int64_t> size = ParseElementCount(absl::GetFlag(FLAGS_size));
+  if (!size.ok()) {
+    std::cerr << "gpubench: --size: " << size.status().message() << "\n";
+    return kExitUsage;
+  }
+  request.set_elements(*size);
+  request.set_device_index(absl::GetFlag(FLAGS_device));
+  request.set_block_size(absl::GetFlag(FLAGS_block_size));
+  if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
+  request.set_verify(absl::GetFlag(FLAGS_verify));
+  if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::RunBenchmarkResponse response;
+  grpc::Status status = stub.RunBenchmark(&context, request, &response);
+  if (!status.ok()) return ReportRpcError("RunBenchmark", status);
+  if (format == Format::kTable) {
+    std::cout << RenderResultDetail(response.result());
+  } else if (format == Format::kJson) {
+    std::cout << ToJson(response.result());
+  } else {
+    std::cout << RenderResults({response.result()}, {}, format);
+  }
+  return kExitOk;
+}
+
+bool SplitList(const std::string& flag, const std::string& text, std::vector<std::string>* out) {
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    out->emplace_back(part);
+  }
+  if (out->empty()) {
+    std::cerr << "gpubench: sweep needs --" << flag << "\n";
+    return false;
+  }
+  return true;
+}
+
+int Sweep(v1::Benchmark::Stub& stub, Format format) {
+  v1::RunSweepRequest request;
+  std::vector<std::string> kernels, sizes, blocks;
+  if (!SplitList("kernels", absl::GetFlag(FLAGS_kernels), &kernels)) return kExitUsage;
+  if (!SplitList("sizes", absl::GetFlag(FLAGS_sizes), &sizes)) return kExitUsage;
+  for (const auto& k : kernels) request.add_kernels(k);
+  for (const auto& s : sizes) {
+    absl::StatusOr<int64_t> n = ParseElementCount(s);
+    if (!n.ok()) {
+      std::cerr << "gpubench: --sizes: " << n.status().message() << "\n";
+      return kExitUsage;
+    }
+    request.add_sizes(*n);
+  }
+  if (!absl::GetFlag(FLAGS_block_sizes).empty()) {
+    SplitList("block_sizes", absl::GetFlag(FLAGS_block_sizes), &blocks);
+    for (const auto& b : blocks) {
+      int value = 0;
+      if (!absl::SimpleAtoi(b, &value)) {
+        std::cerr << "gpubench: --block_sizes: '" << b << "' is not an integer\n";
+        return kExitUsage;
+      }
+      request.add_block_sizes(value);
+    }
+  }
+  request.set_device_index(absl::GetFlag(FLAGS_device));
+  if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
+  request.set_verify(absl::GetFlag(FLAGS_verify));
+  if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
+
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  std::unique_ptr<grpc::ClientReader<v1::RunSweepResponse>> reader = stub.RunSweep(&context, request);
+  std::vector<v1::RunResult> results;
+  std::vector<v1::SweepItemError> errors;
+  const bool progress = absl::GetFlag(FLAGS_progress);
+  v1::RunSweepResponse event;
+  while (reader->Read(&event)) {
+    if (event.has_progress() && progress) {
+      const auto& p = event.progress();
+      std::cerr << "[" << p.index() << "/" << p.total() << "] " << p.kernel() << " "
+                << FormatElementCount(p.elements()) << ": "
+                << (p.state() == v1::SweepProgress::QUEUED
+                        ? absl::StrCat("queued (", p.queue_position(), " ahead)")
+                        : std::string("running"))
+                << "\n";
+    } else if (event.has_result()) {
+      results.push_back(event.result());
+      if (progress) {
+        std::cerr << "  done: " << FormatBytesPerSecond(event.result().throughput().bandwidth_bytes_per_second())
+                  << "\n";
+      }
+    } else if (event.has_error()) {
+      errors.push_back(event.error());
+      if (progress) std::cerr << "  error: " << event.error().message() << "\n";
+    }
+  }
+  grpc::Status status = reader->Finish();
+  std::cout << RenderResults(results, errors, format);
+  if (!status.ok()) return ReportRpcError("RunSweep", status);
+  return errors.empty() ? kExitOk : kExitRunFailed;
+}
+
+}  // namespace
+}  // namespace gpubench::client
+
+int main(int argc, char** argv) {
+  using namespace gpubench::client;
+  absl::SetProgramUsageMessage(
+      "gpubench: client of gpubench_server.\n\n"
+      "  gpubench kernels                          list the kernel catalog\n"
+      "  gpubench devices                          list the server's devices\n"
+      "  gpubench run KERNEL --size 256Mi          benchmark one kernel at one size\n"
+      "  gpubench sweep --kernels a,b --sizes 1Mi,16Mi [--block_sizes 128,256]\n\n"
+      "Common flags: --target host:port --format table|json|csv --mode cold|hot --device N\n"
+      "Sizes: 1000, 16K/16M/1G (powers of 1000), 16Ki/256Mi/1Gi (powers of 1024).\n"
+      "Exit codes: 0 ok, 1 a run failed, 2 usage error, 3 server unreachable or deadline.");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() < 2) {
+    std::cerr << "gpubench: missing command (kernels, devices, run, sweep); see --help\n";
+    return kExitUsage;
+  }
+  Format format;
+  if (!ParseFormat(&format)) return kExitUsage;
+  const std::string command = args[1];
+  auto channel = grpc::CreateChannel(absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials());
+  auto stub = gpubench::v1::Benchmark::NewStub(channel);
+  if (command == "kernels") return Kernels(*stub, format);
+  if (command == "devices") return Devices(*stub, format);
+  if (command == "run") return Run(*stub, format, args);
+  if (command == "sweep") return Sweep(*stub, format);
+  std::cerr << "gpubench: unknown command '" << command << "' (kernels, devices, run, sweep)\n";
+  return kExitUsage;
+}

@@ -1,0 +1,268 @@
+#include "client/output.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/sizes.h"
+
+namespace gpubench::client {
+namespace {
+
+// Left-aligned columns sized to their widest cell.
+std::string Table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      absl::StrAppend(&text, cells[c], std::string(width[c] - cells[c].size(), ' '),
+                      c + 1 < cells.size() ? "  " : "");
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    absl::StrAppend(&out, text, "\n");
+  };
+  line(header);
+  for (const auto& row : rows) line(row);
+  return out;
+}
+
+std::string Csv(const std::vector<std::string>& header,
+                const std::vector<std::vector<std::string>>& rows) {
+  auto quote = [](const std::string& cell) {
+    if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+    std::string q = "\"";
+    for (char ch : cell) {
+      if (ch == '"') q += '"';
+      q += ch;
+    }
+    return q + "\"";
+  };
+  std::string out;
+  std::vector<std::string> quoted;
+  for (const auto& h : header) quoted.push_back(quote(h));
+  absl::StrAppend(&out, absl::StrJoin(quoted, ","), "\n");
+  for (const auto& row : rows) {
+    quoted.clear();
+    for (const auto& cell : row) quoted.push_back(quote(cell));
+    absl::StrAppend(&out, absl::StrJoin(quoted, ","), "\n");
+  }
+  return out;
+}
+
+std::string Bytes(int64_t bytes) {
+  if (bytes <= 0) return "-";
+  if (bytes >= (int64_t{1} << 30)) return absl::StrFormat("%.1f GiB", bytes / double(1 << 30));
+  if (bytes >= (int64_t{1} << 20)) return absl::StrFormat("%.1f MiB", bytes / double(1 << 20));
+  if (bytes >= 1024) return absl::StrFormat("%.0f KiB", bytes / 1024.0);
+  return absl::StrCat(bytes, " B");
+}
+
+const char* ModeName(v1::CacheMode mode) { return mode == v1::HOT ? "hot" : "cold"; }
+
+}  // namespace
+
+std::string ToJson(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+std::string RenderKernels(const v1::ListKernelsResponse& response, Format format) {
+  if (format == Format::kJson) return ToJson(response);
+  const std::vector<std::string> header = {"name",    "family", "dtype",       "bytes/elem",
+                                           "block",   "items",  "description", "provenance"};
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::KernelInfo& k : response.kernels()) {
+    rows.push_back({k.name(), k.family(), k.dtype(), absl::StrCat(k.bytes_per_element()),
+                    k.default_policy().block_size_tunable()
+                        ? absl::StrCat(k.default_policy().block_size())
+                        : "library",
+                    absl::StrCat(k.default_policy().items_per_thread()), k.description(),
+                    k.provenance()});
+  }
+  return format == Format::kCsv ? Csv(header, rows) : Table(header, rows);
+}
+
+std::string RenderDevices(const v1::ListDevicesResponse& response, Format format) {
+  if (format == Format::kJson) return ToJson(response);
+  if (format == Format::kCsv) {
+    const std::vector<std::string> header = {
+        "index", "backend", "name", "uuid", "cc", "sms", "l2_cache_bytes",
+        "peak_bandwidth_bytes_per_second", "total_memory_bytes", "free_memory_bytes", "driver"};
+    std::vector<std::vector<std::string>> rows;
+    for (const v1::DeviceInfo& d : response.devices()) {
+      rows.push_back({absl::StrCat(d.index()), d.backend(), d.name(), d.uuid(),
+                      absl::StrCat(d.compute_capability_major(), ".",
+                                   d.compute_capability_minor()),
+                      absl::StrCat(d.multiprocessor_count()), absl::StrCat(d.l2_cache_bytes()),
+                      absl::StrCat(d.peak_bandwidth_bytes_per_second()),
+                      absl::StrCat(d.total_memory_bytes()), absl::StrCat(d.free_memory_bytes()),
+                      d.driver_version()});
+    }
+    return Csv(header, rows);
+  }
+  std::string out;
+  for (const v1::DeviceInfo& d : response.devices()) {
+    absl::StrAppend(&out, "device ", d.index(), " (", d.backend(), "): ", d.name(), "\n");
+    auto kv = [&](const std::string& key, const std::string& value) {
+      absl::StrAppend(&out, "  ", key, std::string(std::max<size_t>(1, 36 - key.size()), ' '),
+                      value, "\n");
+    };
+    kv("uuid", d.uuid());
+    if (!d.pci_bus_id().empty()) kv("pci bus id", d.pci_bus_id());
+    if (d.backend() == "cuda") {
+      kv("compute capability",
+         absl::StrCat(d.compute_capability_major(), ".", d.compute_capability_minor()));
+      kv("multiprocessors (SMs)", absl::StrCat(d.multiprocessor_count()));
+      kv("max threads per SM", absl::StrCat(d.max_threads_per_multiprocessor()));
+      kv("max blocks per SM", absl::StrCat(d.max_blocks_per_multiprocessor()));
+      kv("registers per SM", absl::StrCat(d.registers_per_multiprocessor()));
+      kv("shared memory per SM", Bytes(d.shared_memory_per_multiprocessor_bytes()));
+      kv("max threads per block", absl::StrCat(d.max_threads_per_block()));
+      kv("registers per block", absl::StrCat(d.registers_per_block()));
+      kv("shared memory per block", Bytes(d.shared_memory_per_block_bytes()));
+      kv("shared memory per block (opt-in)", Bytes(d.shared_memory_per_block_optin_bytes()));
+      kv("warp size", absl::StrCat(d.warp_size()));
+      kv("L2 cache", Bytes(d.l2_cache_bytes()));
+      kv("memory bus width", absl::StrCat(d.memory_bus_width_bits(), " bits"));
+      kv("memory clock", absl::StrFormat("%.0f MHz", d.memory_clock_hz() / 1e6));
+      kv("SM clock", absl::StrFormat("%.0f MHz", d.sm_clock_hz() / 1e6));
+      kv("peak bandwidth (theoretical)", FormatBytesPerSecond(d.peak_bandwidth_bytes_per_second()));
+    } else {
+      kv("hardware threads", absl::StrCat(d.multiprocessor_count()));
+      kv("L1 data cache (per core)", Bytes(d.l1_cache_bytes()));
+      kv("L2 cache (per core)", Bytes(d.l2_cache_bytes()));
+      kv("L3 cache", Bytes(d.l3_cache_bytes()));
+    }
+    kv("memory total", Bytes(d.total_memory_bytes()));
+    kv("memory free", Bytes(d.free_memory_bytes()));
+    kv("driver", d.driver_version());
+    kv("runtime", d.runtime_version());
+  }
+  return out;
+}
+
+std::string RenderResults(const std::vector<v1::RunResult>& results,
+                          const std::vector<v1::SweepItemError>& errors, Format format) {
+  if (format == Format::kJson) {
+    std::vector<std::string> parts;
+    for (const auto& r : results) parts.push_back(ToJson(r));
+    for (const auto& e : errors) parts.push_back(ToJson(e));
+    return absl::StrCat("[\n", absl::StrJoin(parts, ",\n"), "]\n");
+  }
+  const bool csv = format == Format::kCsv;
+  const std::vector<std::string> header =
+      csv ? std::vector<std::string>{"kernel", "dtype", "elements", "block_size", "grid_size",
+                                     "cache_mode", "samples", "median_seconds", "mean_seconds",
+                                     "relative_noise", "bandwidth_bytes_per_second",
+                                     "percent_of_peak", "verified", "backend", "device", "run_id",
+                                     "error"}
+          : std::vector<std::string>{"kernel", "dtype", "elements", "block", "mode", "samples",
+                                     "median", "noise", "bandwidth", "%peak", "verified", "occupancy"};
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::RunResult& r : results) {
+    const auto& q = r.request();
+    const std::string verified = !r.verification().requested() ? "skipped"
+                                 : r.verification().passed()   ? "pass"
+                                                               : "FAIL";
+    const std::string peak = r.throughput().has_percent_of_peak_bandwidth()
+                                 ? absl::StrFormat("%.1f", r.throughput().percent_of_peak_bandwidth())
+                                 : (csv ? "" : "-");
+    if (csv) {
+      rows.push_back({q.kernel(), q.dtype(), absl::StrCat(q.elements()),
+                      absl::StrCat(q.block_size()), absl::StrCat(q.grid_size()),
+                      ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
+                      absl::StrFormat("%.9g", r.timing().median_seconds()),
+                      absl::StrFormat("%.9g", r.timing().mean_seconds()),
+                      absl::StrFormat("%.6g", r.timing().relative_noise()),
+                      absl::StrFormat("%.6g", r.throughput().bandwidth_bytes_per_second()), peak,
+                      verified, r.backend(), absl::StrCat(q.device_index()), r.run_id(), ""});
+    } else {
+      rows.push_back({q.kernel(), q.dtype(), FormatElementCount(q.elements()),
+                      q.grid_size() > 0 ? absl::StrCat(q.block_size()) : "lib",
+                      ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
+                      FormatSeconds(r.timing().median_seconds()),
+                      absl::StrFormat("%.2f%%", 100 * r.timing().relative_noise()),
+                      FormatBytesPerSecond(r.throughput().bandwidth_bytes_per_second()), peak,
+                      verified,
+                      r.occupancy().available()
+                          ? absl::StrFormat("%.0f%%", 100 * r.occupancy().theoretical_occupancy())
+                          : "n/a"});
+    }
+  }
+  for (const v1::SweepItemError& e : errors) {
+    if (csv) {
+      rows.push_back({e.kernel(), "", absl::StrCat(e.elements()), absl::StrCat(e.block_size()),
+                      "", "", "", "", "", "", "", "", "", "", "", "", e.message()});
+    } else {
+      rows.push_back({e.kernel(), "", FormatElementCount(e.elements()),
+                      absl::StrCat(e.block_size()), "", "", "ERROR", "", "", "", "", ""});
+    }
+  }
+  std::string out = csv ? Csv(header, rows) : Table(header, rows);
+  if (!csv) {
+    for (const auto& e : errors) absl::StrAppend(&out, "error in item ", e.index(), ": ", e.message(), "\n");
+  }
+  return out;
+}
+
+std::string RenderResultDetail(const v1::RunResult& r) {
+  std::string out = RenderResults({r}, {}, Format::kTable);
+  const auto& m = r.measurement();
+  absl::StrAppend(&out, "\nrun ", r.run_id(), " on ", r.backend(), " device ",
+                  r.request().device_index(), " (", r.device().name(), ")\n");
+  absl::StrAppend(&out, "  method        ", m.method(), "\n");
+  absl::StrAppend(&out, "  stop          ", m.stop_reason(), "\n");
+  absl::StrAppend(&out, "  timing        min ", FormatSeconds(r.timing().min_seconds()), "  median ",
+                  FormatSeconds(r.timing().median_seconds()), "  mean ",
+                  FormatSeconds(r.timing().mean_seconds()), "  max ",
+                  FormatSeconds(r.timing().max_seconds()), "  stddev ",
+                  FormatSeconds(r.timing().stddev_seconds()), "\n");
+  absl::StrAppend(&out, "  throughput    ",
+                  FormatBytesPerSecond(r.throughput().bandwidth_bytes_per_second()), " (median), ",
+                  FormatBytesPerSecond(r.throughput().bandwidth_mean_bytes_per_second()),
+                  " (mean), ", absl::StrFormat("%.4g", r.throughput().elements_per_second()),
+                  " elements/s, ", r.throughput().bytes_moved(), " bytes per launch\n");
+  if (m.max_sm_clock_hz() > 0) {
+    absl::StrAppend(&out, "  SM clock      ", absl::StrFormat("%.0f", m.min_sm_clock_hz() / 1e6),
+                    "-", absl::StrFormat("%.0f", m.max_sm_clock_hz() / 1e6), " MHz, ",
+                    m.throttled_samples(), " throttled samples discarded\n");
+  }
+  const auto& v = r.verification();
+  if (v.requested()) {
+    absl::StrAppend(&out, "  verification  ", v.passed() ? "pass" : "FAIL", ": ",
+                    v.checked_elements(), " elements, max abs error ",
+                    absl::StrFormat("%.3g", v.max_abs_error()), ", max rel error ",
+                    absl::StrFormat("%.3g", v.max_rel_error()), "\n");
+  }
+  const auto& o = r.occupancy();
+  if (o.available()) {
+    absl::StrAppend(&out, "  launch        grid ", o.grid_size(), " x block ", o.block_size(),
+                    ", ", absl::StrFormat("%.2f", o.waves()), " waves\n");
+    absl::StrAppend(&out, "  resources     ", o.registers_per_thread(), " registers/thread, ",
+                    o.static_shared_bytes(), " B static shared, ", o.local_bytes_per_thread(),
+                    " B local/thread\n");
+    absl::StrAppend(&out, "  occupancy     ", o.active_blocks_per_multiprocessor(),
+                    " blocks/SM, theoretical ",
+                    absl::StrFormat("%.1f%%", 100 * o.theoretical_occupancy()), "\n");
+  } else {
+    absl::StrAppend(&out, "  occupancy     unavailable: ", o.unavailable_reason(), "\n");
+  }
+  return out;
+}
+
+}  // namespace gpubench::client

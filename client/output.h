@@ -1,0 +1,27 @@
+// Rendering of gpubench.v1 messages for the CLI: table, JSON (protobuf's JSON mapping, the same
+// shape grpcurl prints and plan files use) and CSV.
+#ifndef GPUBENCH_CLIENT_OUTPUT_H_
+#define GPUBENCH_CLIENT_OUTPUT_H_
+
+#include <string>
+#include <vector>
+
+#include "gpubench/v1/benchmark.pb.h"
+
+namespace gpubench::client {
+
+enum class Format { kTable, kJson, kCsv };
+
+std::string ToJson(const google::protobuf::Message& message);
+
+std::string RenderKernels(const v1::ListKernelsResponse& response, Format format);
+std::string RenderDevices(const v1::ListDevicesResponse& response, Format format);
+// Results (and failed sweep items) as one table / CSV / JSON array.
+std::string RenderResults(const std::vector<v1::RunResult>& results,
+                          const std::vector<v1::SweepItemError>& errors, Format format);
+// The detailed view of one result (table format of `gpubench run`).
+std::string RenderResultDetail(const v1::RunResult& result);
+
+}  // namespace gpubench::client
+
+#endif  // GPUBENCH_CLIENT_OUTPUT_H_

@@ -1,0 +1,109 @@
+#include "kernels/catalog.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kernels/cpu_kernels.h"
+
+#if GPUBENCH_HAVE_CUDA
+#include "kernels/cuda/launchers.h"
+#define GPUBENCH_CUDA(fn) (&::gpubench::cuda::fn)
+#else
+#define GPUBENCH_CUDA(fn) nullptr
+#endif
+
+namespace gpubench {
+namespace {
+
+constexpr absl::string_view kSeedAdd = "seed 000_90ef8f88548fa484 (elementwise add, RTX 5090)";
+constexpr absl::string_view kSeedSaxpy = "seed 003_e7b5082a0653f0fc (Puzzle 31 occupancy, A10G)";
+
+// Tolerances: IEEE adds are correctly rounded on host and device, so add results must match the
+// reference bit for bit. bf16 allows one bf16 ulp because pre-sm_90 devices add bf16 through
+// float with a second rounding. SAXPY allows float rounding differences from FMA contraction.
+constexpr double kExact = 0.0;
+constexpr double kBf16Ulp = 1.0 / 128;
+constexpr double kSaxpyRtol = 1e-5;
+constexpr double kSaxpyAtol = 1e-6;
+
+// Seed launch policies: 256 threads per block; the x4 variant launches 256 / 4 = 64 threads over
+// ceil(N / 256) blocks and the x8 variants 256 / 8 = 32 threads, which grid = ceil(N / (block *
+// items)) reproduces exactly. SAXPY: 1024 threads per block, as the puzzle.
+constexpr KernelVariant kKernels[] = {
+    {"add_f32", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 1, true}, 0,
+     "c = a + b, one float per thread (scalar 32-bit loads)", kSeedAdd, kExact, kExact,
+     &cpu::AddF32, GPUBENCH_CUDA(LaunchAddF32)},
+    {"add_f32x4", KernelFamily::kElementwiseAdd, DType::kF32, 12, {64, 4, true}, 0,
+     "c = a + b, four floats per thread through float4 (128-bit loads), scalar tail",
+     kSeedAdd, kExact, kExact, &cpu::AddF32x4, GPUBENCH_CUDA(LaunchAddF32x4)},
+    {"add_f16", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 1, true}, 0,
+     "c = a + b in fp16, one half per thread (__hadd)", kSeedAdd, kExact, kExact, &cpu::AddF16,
+     GPUBENCH_CUDA(LaunchAddF16)},
+    {"add_f16x2", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 2, true}, 0,
+     "c = a + b in fp16, one half2 per thread (__hadd2, 32-bit loads)", kSeedAdd, kExact, kExact,
+     &cpu::AddF16x2, GPUBENCH_CUDA(LaunchAddF16x2)},
+    {"add_f16x8", KernelFamily::kElementwiseAdd, DType::kF16, 6, {32, 8, true}, 0,
+     "c = a + b in fp16, eight halves per thread as four unrolled half2 loads", kSeedAdd, kExact,
+     kExact, &cpu::AddF16x8, GPUBENCH_CUDA(LaunchAddF16x8)},
+    {"add_f16x8_pack", KernelFamily::kElementwiseAdd, DType::kF16, 6, {32, 8, true}, 0,
+     "c = a + b in fp16, eight halves per thread packed in one 128-bit load/store", kSeedAdd,
+     kExact, kExact, &cpu::AddF16x8Pack, GPUBENCH_CUDA(LaunchAddF16x8Pack)},
+    {"saxpy_minimal", KernelFamily::kSaxpy, DType::kF32, 12, {1024, 1, true}, 0,
+     "y = alpha * x + y, register-light, no shared memory", kSeedSaxpy, kSaxpyRtol, kSaxpyAtol,
+     &cpu::SaxpyMinimal, GPUBENCH_CUDA(LaunchSaxpyMinimal)},
+    {"saxpy_sophisticated", KernelFamily::kSaxpy, DType::kF32, 12, {1024, 1, true}, 48 * 1024,
+     "y ~= alpha * x + y with extra register pressure and 48 KiB static shared memory",
+     kSeedSaxpy, kSaxpyRtol, kSaxpyAtol, &cpu::SaxpySophisticated,
+     GPUBENCH_CUDA(LaunchSaxpySophisticated)},
+    {"saxpy_balanced", KernelFamily::kSaxpy, DType::kF32, 12, {1024, 1, true}, 16 * 1024,
+     "y ~= alpha * x + y with moderate registers and 16 KiB static shared memory", kSeedSaxpy,
+     kSaxpyRtol, kSaxpyAtol, &cpu::SaxpyBalanced, GPUBENCH_CUDA(LaunchSaxpyBalanced)},
+    {"cub_add_f32", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 1, false}, 0,
+     "c = a + b through cub::DeviceTransform, the vendor's elementwise path",
+     "baseline: CUB (CCCL) DeviceTransform", kExact, kExact, &cpu::AddF32,
+     GPUBENCH_CUDA(LaunchCubAddF32)},
+    {"cub_add_f16", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 1, false}, 0,
+     "c = a + b in fp16 through cub::DeviceTransform", "baseline: CUB (CCCL) DeviceTransform",
+     kExact, kExact, &cpu::AddF16, GPUBENCH_CUDA(LaunchCubAddF16)},
+    {"cub_add_bf16", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {256, 1, false}, 0,
+     "c = a + b in bf16 through cub::DeviceTransform", "baseline: CUB (CCCL) DeviceTransform",
+     kBf16Ulp, kExact, &cpu::AddBF16, GPUBENCH_CUDA(LaunchCubAddBF16)},
+    {"copy_d2d", KernelFamily::kCopy, DType::kF32, 8, {256, 16, false}, 0,
+     "out = in through cudaMemcpyAsync device to device: the practical bandwidth ceiling",
+     "baseline: CUDA runtime cudaMemcpyAsync", kExact, kExact, &cpu::CopyF32,
+     GPUBENCH_CUDA(LaunchCopyD2D)},
+};
+
+}  // namespace
+
+const char* KernelFamilyName(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::kElementwiseAdd:
+      return "elementwise_add";
+    case KernelFamily::kSaxpy:
+      return "saxpy";
+    case KernelFamily::kCopy:
+      return "copy";
+  }
+  return "unknown";
+}
+
+int BuffersPerRun(const KernelVariant& variant) {
+  return variant.family == KernelFamily::kElementwiseAdd ? 3 : 2;
+}
+
+std::span<const KernelVariant> AllKernels() { return kKernels; }
+
+std::string KernelNamesForHelp() {
+  return absl::StrJoin(AllKernels(), ", ",
+                       [](std::string* out, const KernelVariant& k) { absl::StrAppend(out, k.name); });
+}
+
+absl::StatusOr<const KernelVariant*> FindKernel(absl::string_view name) {
+  for (const KernelVariant& k : AllKernels()) {
+    if (k.name == name) return &k;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("unknown kernel '", name, "'; valid kernels: ", KernelNamesForHelp()));
+}
+
+}  // namespace gpubench

@@ -1,0 +1,59 @@
+// The kernel catalog: every benchmarkable variant is one entry of data. Adding a variant is one
+// kernel (CPU emulation in kernels/cpu_kernels.cc, device code in kernels/cuda/) plus one entry in
+// kernels/catalog.cc.
+#ifndef GPUBENCH_KERNELS_CATALOG_H_
+#define GPUBENCH_KERNELS_CATALOG_H_
+
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "kernels/launch.h"
+#include "kernels/numeric.h"
+
+namespace gpubench {
+
+enum class KernelFamily { kElementwiseAdd, kSaxpy, kCopy };
+// "elementwise_add", "saxpy", "copy".
+const char* KernelFamilyName(KernelFamily family);
+
+struct LaunchPolicy {
+  int block_size = 256;           // threads per block when the request names none
+  int items_per_thread = 1;       // elements each thread owns
+  bool block_size_tunable = true; // false: the library (CUB, cudaMemcpy) picks its configuration
+};
+
+struct KernelVariant {
+  absl::string_view name;
+  KernelFamily family;
+  DType dtype;
+  // Bytes that must cross device memory per element: add reads a and b and writes c (3 x size),
+  // SAXPY reads x and y and writes y (3 x 4), copy reads and writes once (2 x size).
+  int bytes_per_element;
+  LaunchPolicy default_policy;
+  int static_shared_bytes;  // per block, as the source declares it
+  absl::string_view description;
+  absl::string_view provenance;
+  // Verification bound: |out - ref| <= atol + rtol * |ref| for every element.
+  double rtol;
+  double atol;
+  CpuKernelFn cpu;    // host emulation of the device kernel, never null
+  CudaLaunchFn cuda;  // null when the build has no CUDA backend
+};
+
+// All variants, in a stable order. Thread-safe (immutable).
+std::span<const KernelVariant> AllKernels();
+
+// The variant called `name`; NOT_FOUND naming the valid names otherwise. Thread-safe.
+absl::StatusOr<const KernelVariant*> FindKernel(absl::string_view name);
+
+// Number of n-element buffers a run allocates: 3 for add (a, b, c), 2 for SAXPY (x, y) and copy.
+int BuffersPerRun(const KernelVariant& variant);
+
+// Comma-separated list of every variant name, for error messages and --help.
+std::string KernelNamesForHelp();
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_KERNELS_CATALOG_H_

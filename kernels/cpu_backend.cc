@@ -1,0 +1,202 @@
+#include "kernels/cpu_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/parallel.h"
+#include "kernels/host_info.h"
+
+namespace gpubench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Cache-line aligned host buffer, as device allocations are at least 256-byte aligned.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t bytes)
+      : bytes_(bytes),
+        data_(static_cast<std::byte*>(std::aligned_alloc(256, std::max<size_t>(256, (bytes + 255) / 256 * 256)))) {}
+  ~AlignedBuffer() { std::free(data_); }
+  AlignedBuffer(AlignedBuffer&& other) noexcept
+      : bytes_(std::exchange(other.bytes_, 0)), data_(std::exchange(other.data_, nullptr)) {}
+  AlignedBuffer& operator=(AlignedBuffer&& other) noexcept {
+    std::swap(bytes_, other.bytes_);
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  std::byte* data() const { return data_; }
+  size_t size() const { return bytes_; }
+  bool ok() const { return data_ != nullptr; }
+
+ private:
+  size_t bytes_ = 0;
+  std::byte* data_ = nullptr;
+};
+
+class CpuSession final : public Session {
+ public:
+  CpuSession(const KernelVariant& variant, const LaunchGeometry& geometry, const HostData& data,
+             ParallelPool* pool, int64_t flush_bytes)
+      : variant_(variant), geometry_(geometry), data_(data), pool_(pool), flush_(flush_bytes) {}
+
+  absl::Status Allocate() {
+    const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
+    in0_ = AlignedBuffer(bytes);
+    out_ = AlignedBuffer(bytes);
+    if (!data_.in1.empty()) in1_ = AlignedBuffer(bytes);
+    if (!in0_.ok() || !out_.ok() || (!data_.in1.empty() && !in1_.ok()) || !flush_.ok()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", bytes, " bytes per buffer on the host"));
+    }
+    std::memcpy(in0_.data(), data_.in0.data(), bytes);
+    if (!data_.in1.empty()) std::memcpy(in1_.data(), data_.in1.data(), bytes);
+    ResetOutput();
+    buffers_.in0 = in0_.data();
+    buffers_.in1 = data_.in1.empty() ? nullptr : in1_.data();
+    buffers_.out = out_.data();
+    buffers_.n = data_.n;
+    return absl::OkStatus();
+  }
+
+  const LaunchGeometry& geometry() const override { return geometry_; }
+
+  absl::Status Warmup(int launches) override {
+    for (int i = 0; i < launches; ++i) Launch();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<double> ColdSample() override {
+    FlushCaches();
+    const auto start = Clock::now();
+    Launch();
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  absl::StatusOr<double> HotSample(int batch) override {
+    const auto start = Clock::now();
+    for (int i = 0; i < batch; ++i) Launch();
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  std::optional<double> CurrentClockHz() override { return std::nullopt; }
+
+  absl::Status RunOnceAndRead(void* out) override {
+    ResetOutput();
+    Launch();
+    std::memcpy(out, out_.data(), out_.size());
+    return absl::OkStatus();
+  }
+
+  KernelResources Resources() const override {
+    KernelResources r;
+    r.unavailable_reason = "not applicable: the CPU backend has no SMs, registers or occupancy";
+    return r;
+  }
+
+ private:
+  void Launch() {
+    const int64_t threads = geometry_.grid_size * geometry_.block_size;
+    // Chunks of whole blocks keep each worker's span contiguous and large.
+    pool_->For(threads, 1 << 14, [this](int64_t begin, int64_t end) {
+      variant_.cpu(buffers_, geometry_, begin, end);
+    });
+  }
+
+  // SAXPY starts from the seeded y; other variants start from a poisoned output (all-ones bytes
+  // are NaN in f32, f16 and bf16), so an element the kernel never writes fails verification.
+  void ResetOutput() {
+    if (!data_.out_initial.empty()) {
+      std::memcpy(out_.data(), data_.out_initial.data(), out_.size());
+    } else {
+      std::memset(out_.data(), 0xff, out_.size());
+    }
+  }
+
+  // Writes a buffer larger than the last-level cache, evicting the run's buffers.
+  void FlushCaches() {
+    const int64_t bytes = static_cast<int64_t>(flush_.size());
+    ++flush_value_;
+    pool_->For(bytes, 1 << 20, [this](int64_t begin, int64_t end) {
+      std::memset(flush_.data() + begin, flush_value_, end - begin);
+    });
+  }
+
+  const KernelVariant& variant_;
+  const LaunchGeometry geometry_;
+  const HostData& data_;
+  ParallelPool* pool_;
+  AlignedBuffer flush_;
+  unsigned char flush_value_ = 0;
+  AlignedBuffer in0_, in1_, out_;
+  KernelBuffers buffers_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const CpuBackendOptions& options) {
+    const int devices = std::max(1, options.devices);
+    for (int i = 0; i < devices; ++i) {
+      pools_.push_back(std::make_unique<ParallelPool>(options.threads_per_device));
+    }
+  }
+
+  absl::string_view name() const override { return "cpu"; }
+  int device_count() const override { return static_cast<int>(pools_.size()); }
+
+  absl::StatusOr<DeviceInfo> Describe(int device) const override {
+    if (device < 0 || device >= device_count()) {
+      return absl::InvalidArgumentError(absl::StrCat("device index ", device,
+                                                     " out of range: the cpu backend has ",
+                                                     device_count(), " device(s)"));
+    }
+    const HostInfo host = ReadHostInfo();
+    DeviceInfo info;
+    info.index = device;
+    info.backend = "cpu";
+    info.name = host.cpu_model.empty() ? "host CPU" : host.cpu_model;
+    info.uuid = absl::StrCat("cpu-", device);
+    info.multiprocessor_count = pools_[device]->size();
+    info.max_threads_per_block = 1024;  // the launch geometry limit the CPU emulation accepts
+    info.warp_size = 1;
+    info.l1_cache_bytes = host.l1d_cache_bytes;
+    info.l2_cache_bytes = host.l2_cache_bytes;
+    info.l3_cache_bytes = host.l3_cache_bytes;
+    info.total_memory_bytes = host.total_memory_bytes;
+    info.free_memory_bytes = host.available_memory_bytes;
+    info.driver_version = absl::StrCat("linux ", host.kernel_release);
+    info.runtime_version = "gpubench cpu backend";
+    return info;
+  }
+
+  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+                                                const LaunchGeometry& geometry,
+                                                const HostData& data) override {
+    if (device < 0 || device >= device_count()) {
+      return absl::InvalidArgumentError(absl::StrCat("device index ", device, " out of range"));
+    }
+    const HostInfo host = ReadHostInfo();
+    // Twice the last-level cache, at least 8 MiB, evicts the run's data between cold samples.
+    const int64_t llc = std::max({host.l3_cache_bytes, host.l2_cache_bytes, int64_t{4} << 20});
+    auto session =
+        std::make_unique<CpuSession>(variant, geometry, data, pools_[device].get(), 2 * llc);
+    if (absl::Status s = session->Allocate(); !s.ok()) return s;
+    return session;
+  }
+
+ private:
+  std::vector<std::unique_ptr<ParallelPool>> pools_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeCpuBackend(const CpuBackendOptions& options) {
+  return std::make_unique<CpuBackend>(options);
+}
+
+}  // namespace gpubench

@@ -1,0 +1,23 @@
+// The CPU backend: executes every catalog variant's exact semantics on host memory with a pool of
+// threads, so the whole service runs end to end without a GPU (CI). It can present several
+// simulated devices that share the host, to exercise per-device workers.
+#ifndef GPUBENCH_KERNELS_CPU_BACKEND_H_
+#define GPUBENCH_KERNELS_CPU_BACKEND_H_
+
+#include <memory>
+
+#include "kernels/backend.h"
+
+namespace gpubench {
+
+struct CpuBackendOptions {
+  int devices = 1;             // simulated devices, each with its own thread pool
+  int threads_per_device = 0;  // 0: all hardware threads
+};
+
+// Thread-safe in the sense of Backend: Describe from any thread; Open from one thread per device.
+std::unique_ptr<Backend> MakeCpuBackend(const CpuBackendOptions& options);
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_KERNELS_CPU_BACKEND_H_

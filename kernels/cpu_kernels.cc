@@ -1,0 +1,101 @@
+#include "kernels/cpu_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/numeric.h"
+#include "kernels/saxpy_math.h"
+
+namespace gpubench::cpu {
+namespace {
+
+// Elements [first, first + width) of thread `t` clipped to n: the device kernels' tail rule.
+struct Span {
+  int64_t first;
+  int64_t count;
+};
+inline Span ThreadSpan(int64_t t, int width, int64_t n) {
+  const int64_t first = t * width;
+  return {first, std::clamp<int64_t>(n - first, 0, width)};
+}
+
+template <typename T, typename AddFn>
+void AddVector(const KernelBuffers& b, int width, int64_t begin, int64_t end, AddFn add) {
+  const T* a = static_cast<const T*>(b.in0);
+  const T* c_in = static_cast<const T*>(b.in1);
+  T* c = static_cast<T*>(b.out);
+  for (int64_t t = begin; t < end; ++t) {
+    const Span s = ThreadSpan(t, width, b.n);
+    if (s.count == width) {
+      // Full vector: one wide load of each operand into registers, as LDG.128 / half2 loads do.
+      T ra[8], rb[8], rc[8];
+      std::memcpy(ra, a + s.first, sizeof(T) * width);
+      std::memcpy(rb, c_in + s.first, sizeof(T) * width);
+      for (int k = 0; k < width; ++k) rc[k] = add(ra[k], rb[k]);
+      std::memcpy(c + s.first, rc, sizeof(T) * width);
+    } else {
+      for (int64_t k = 0; k < s.count; ++k) c[s.first + k] = add(a[s.first + k], c_in[s.first + k]);
+    }
+  }
+}
+
+inline float AddFloat(float x, float y) { return x + y; }
+
+}  // namespace
+
+void AddF32(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  AddVector<float>(b, 1, begin, end, AddFloat);
+}
+void AddF32x4(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  AddVector<float>(b, 4, begin, end, AddFloat);
+}
+void AddF16(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  AddVector<Half>(b, 1, begin, end, AddHalf);
+}
+void AddF16x2(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  AddVector<Half>(b, 2, begin, end, AddHalf);
+}
+void AddF16x8(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  AddVector<Half>(b, 8, begin, end, AddHalf);
+}
+void AddF16x8Pack(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  AddVector<Half>(b, 8, begin, end, AddHalf);
+}
+void AddBF16(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  AddVector<BFloat16>(b, 1, begin, end, AddBFloat16);
+}
+
+void SaxpyMinimal(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  const float* x = static_cast<const float*>(b.in0);
+  float* y = static_cast<float*>(b.out);
+  const int64_t last = std::min(end, b.n);
+  for (int64_t i = begin; i < last; ++i) y[i] = saxpy::Minimal(b.alpha, x[i], y[i]);
+}
+
+void SaxpySophisticated(const KernelBuffers& b, const LaunchGeometry&, int64_t begin,
+                        int64_t end) {
+  const float* x = static_cast<const float*>(b.in0);
+  float* y = static_cast<float*>(b.out);
+  const int64_t last = std::min(end, b.n);
+  for (int64_t i = begin; i < last; ++i) {
+    y[i] = saxpy::SophisticatedFinish(saxpy::SophisticatedPrepare(b.alpha, x[i], y[i]));
+  }
+}
+
+void SaxpyBalanced(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  const float* x = static_cast<const float*>(b.in0);
+  float* y = static_cast<float*>(b.out);
+  const int64_t last = std::min(end, b.n);
+  for (int64_t i = begin; i < last; ++i) {
+    y[i] = saxpy::BalancedFinish(saxpy::BalancedPrepare(b.alpha, x[i], y[i]));
+  }
+}
+
+void CopyF32(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+  const int64_t first = std::min(begin * g.items_per_thread, b.n);
+  const int64_t last = std::min(end * g.items_per_thread, b.n);
+  std::memcpy(static_cast<float*>(b.out) + first, static_cast<const float*>(b.in0) + first,
+              sizeof(float) * (last - first));
+}
+
+}  // namespace gpubench::cpu

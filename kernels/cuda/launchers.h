@@ -1,0 +1,32 @@
+// Host-only declarations of the device launchers in kernels/cuda/*.cu. Each enqueues one launch
+// on `stream` (a cudaStream_t) and returns the cudaError_t of the launch (0 = success). Nothing
+// here needs CUDA headers, so the catalog can name launchers without including device code.
+#ifndef GPUBENCH_KERNELS_CUDA_LAUNCHERS_H_
+#define GPUBENCH_KERNELS_CUDA_LAUNCHERS_H_
+
+#include "kernels/launch.h"
+
+namespace gpubench::cuda {
+
+#define GPUBENCH_DECLARE_CUDA_LAUNCHER(name) \
+  int name(const KernelBuffers& buffers, const LaunchGeometry& geometry, void* stream)
+
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchAddF32);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchAddF32x4);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchAddF16);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchAddF16x2);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchAddF16x8);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchAddF16x8Pack);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchSaxpyMinimal);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchSaxpySophisticated);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchSaxpyBalanced);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchCubAddF32);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchCubAddF16);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchCubAddBF16);
+GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchCopyD2D);
+
+#undef GPUBENCH_DECLARE_CUDA_LAUNCHER
+
+}  // namespace gpubench::cuda
+
+#endif  // GPUBENCH_KERNELS_CUDA_LAUNCHERS_H_

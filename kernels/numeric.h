@@ -1,0 +1,57 @@
+// Host-side storage types and exact conversions for fp16 and bf16, independent of CUDA headers,
+// so the CPU backend and the host reference compute what the GPU computes, bit for bit.
+#ifndef GPUBENCH_KERNELS_NUMERIC_H_
+#define GPUBENCH_KERNELS_NUMERIC_H_
+
+#include <cstdint>
+#include <cstring>
+
+namespace gpubench {
+
+enum class DType { kF32, kF16, kBF16 };
+
+// Size of one element in bytes.
+constexpr int DTypeSize(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+// "f32", "f16", "bf16".
+const char* DTypeName(DType dtype);
+
+// Raw IEEE binary16 / bfloat16 bits.
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+// Rounds a double to binary16 with round-to-nearest-even, with overflow to infinity, gradual
+// underflow to subnormals and NaN preserved. Pure; thread-safe.
+Half DoubleToHalf(double value);
+// Exact widening conversion.
+float HalfToFloat(Half h);
+
+// Rounds a double to bfloat16 with round-to-nearest-even. Pure; thread-safe.
+BFloat16 DoubleToBFloat16(double value);
+// Exact widening conversion.
+inline float BFloat16ToFloat(BFloat16 b) {
+  const uint32_t bits = static_cast<uint32_t>(b.bits) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// The correctly rounded sums that the GPU's __hadd computes: the double sum of two narrow values
+// is exact (their significands span fewer than 53 bits except for extreme exponent gaps in bf16,
+// where the double is still far inside one bf16 rounding interval), then one rounding.
+inline Half AddHalf(Half a, Half b) {
+  return DoubleToHalf(static_cast<double>(HalfToFloat(a)) + HalfToFloat(b));
+}
+inline BFloat16 AddBFloat16(BFloat16 a, BFloat16 b) {
+  return DoubleToBFloat16(static_cast<double>(BFloat16ToFloat(a)) + BFloat16ToFloat(b));
+}
+
+// Reads element `i` of a buffer of `dtype` as a double. Thread-safe.
+double LoadAsDouble(DType dtype, const void* data, int64_t i);
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_KERNELS_NUMERIC_H_

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs gpubench's build and test dependencies from Debian 12 packages. Idempotent.
+# CUDA is optional: with the CUDA toolkit's nvcc on PATH (or /usr/local/cuda), the CUDA backend
+# is built too; without it the CPU backend alone is built.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev
+  prometheus
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

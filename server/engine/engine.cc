@@ -1,0 +1,209 @@
+#include "server/engine/engine.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <future>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/engine/measurement.h"
+
+namespace gpubench {
+
+void Job::Cancel() {
+  if (cancelled_.exchange(true)) return;
+  if (worker_ != nullptr) worker_->Remove(this);
+}
+
+DeviceWorker::DeviceWorker(int device_index, Backend* backend, int capacity,
+                           const std::vector<RunObserver*>* observers)
+    : device_index_(device_index),
+      backend_(backend),
+      capacity_(capacity),
+      observers_(observers),
+      host_pool_(0),
+      thread_([this] { Loop(); }) {}
+
+DeviceWorker::~DeviceWorker() { Stop(); }
+
+absl::Status DeviceWorker::Enqueue(RunSpec spec, std::shared_ptr<Job> job,
+                                   JobCallbacks callbacks, int* position) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || draining_) {
+      return absl::UnavailableError("server is shutting down; not accepting runs");
+    }
+    if (static_cast<int>(queue_.size()) >= capacity_) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("device ", device_index_, " queue is full (", capacity_,
+                       " runs waiting; flag --queue_capacity); retry later"));
+    }
+    if (position != nullptr) *position = static_cast<int>(queue_.size()) + (running_ ? 1 : 0);
+    queue_.push_back(Item{std::move(spec), std::move(job), std::move(callbacks), absl::Now()});
+  }
+  cv_.notify_one();
+  PublishDepth();
+  return absl::OkStatus();
+}
+
+int DeviceWorker::depth() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queue_.size()) + (running_ ? 1 : 0);
+}
+
+void DeviceWorker::PublishDepth() {
+  const int d = depth();
+  for (RunObserver* o : *observers_) o->OnQueueDepth(device_index_, d);
+}
+
+void DeviceWorker::Remove(Job* job) {
+  std::optional<Item> removed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (it->job.get() == job) {
+        removed = std::move(*it);
+        queue_.erase(it);
+        break;
+      }
+    }
+  }
+  if (removed) {
+    removed->callbacks.on_done(absl::CancelledError("run cancelled while queued"));
+    PublishDepth();
+  }
+}
+
+void DeviceWorker::Stop() {
+  std::deque<Item> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    dropped.swap(queue_);
+    if (current_) current_->cancelled_.store(true);
+  }
+  cv_.notify_all();
+  for (Item& item : dropped) {
+    item.callbacks.on_done(absl::UnavailableError("server shut down before the run started"));
+  }
+  Join();
+}
+
+void DeviceWorker::Drain() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_ = true;
+  }
+  cv_.notify_all();
+  Join();
+}
+
+void DeviceWorker::Join() {
+  // Stop() and Drain() may race (a shutdown that times out); join exactly once, others wait.
+  std::call_once(join_once_, [this] { thread_.join(); });
+}
+
+void DeviceWorker::Loop() {
+  while (true) {
+    Item item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || draining_ || !queue_.empty(); });
+      if (queue_.empty() || stopping_) return;
+      item = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = true;
+      current_ = item.job;
+    }
+    const absl::Time start = absl::Now();
+    absl::StatusOr<RunResult> result;
+    if (item.job->cancelled()) {
+      result = absl::CancelledError("run cancelled while queued");
+    } else if (start >= item.job->deadline()) {
+      result = absl::DeadlineExceededError("deadline passed while the run was queued");
+    } else {
+      if (item.callbacks.on_start) item.callbacks.on_start();
+      Job* job = item.job.get();
+      result = MeasureRun(*backend_, item.spec,
+                          [job] { return job->cancelled() || absl::Now() >= job->deadline(); },
+                          &host_pool_);
+      if (!result.ok() && result.status().code() == absl::StatusCode::kCancelled &&
+          !job->cancelled()) {
+        result = absl::DeadlineExceededError("deadline passed while the run was measuring");
+      }
+      if (result.ok()) result->queued_at = item.queued_at;
+    }
+    const absl::Duration wall = absl::Now() - start;
+    if (result.ok()) {
+      spdlog::info("run {} kernel={} n={} device={} mode={} median={:.3e}s bw={:.3e}B/s {}",
+                   result->run_id, std::string(item.spec.kernel->name), item.spec.elements,
+                   item.spec.device_index, CacheModeName(item.spec.cache_mode),
+                   result->stats.median_seconds, result->bandwidth_bytes_per_second,
+                   result->verification ? (result->verification->passed ? "verified" : "VERIFY-FAILED")
+                                        : "unverified");
+    } else {
+      spdlog::warn("run kernel={} n={} device={} failed: {}", std::string(item.spec.kernel->name),
+                   item.spec.elements, item.spec.device_index, result.status().ToString());
+    }
+    for (RunObserver* o : *observers_) o->OnRunFinished(item.spec, result, wall);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_ = false;
+      current_.reset();
+    }
+    item.callbacks.on_done(std::move(result));
+    PublishDepth();
+  }
+}
+
+Engine::Engine(std::unique_ptr<Backend> backend, ServerLimits limits)
+    : backend_(std::move(backend)), limits_(limits) {
+  for (int d = 0; d < backend_->device_count(); ++d) {
+    workers_.push_back(
+        std::make_unique<DeviceWorker>(d, backend_.get(), limits_.queue_capacity, &observers_));
+  }
+}
+
+Engine::~Engine() {
+  for (auto& w : workers_) w->Stop();
+}
+
+absl::StatusOr<RunSpec> Engine::Resolve(const RunRequest& request) const {
+  return ResolveRunRequest(request, *backend_, limits_);
+}
+
+absl::StatusOr<std::shared_ptr<Job>> Engine::Submit(RunSpec spec, absl::Time deadline,
+                                                    JobCallbacks callbacks, int* position) {
+  if (spec.device_index < 0 || spec.device_index >= static_cast<int>(workers_.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("device_index ", spec.device_index,
+                                                   " out of range"));
+  }
+  auto job = std::make_shared<Job>(deadline, workers_[spec.device_index].get());
+  const int device = spec.device_index;
+  absl::Status s = workers_[device]->Enqueue(std::move(spec), job, std::move(callbacks), position);
+  if (!s.ok()) return s;
+  return job;
+}
+
+int Engine::QueueDepth(int device_index) const {
+  return workers_.at(device_index)->depth();
+}
+
+void Engine::Shutdown(absl::Duration grace) {
+  std::vector<std::future<void>> drains;
+  for (auto& w : workers_) {
+    drains.push_back(std::async(std::launch::async, [&w] { w->Drain(); }));
+  }
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(absl::ToInt64Milliseconds(grace));
+  for (size_t i = 0; i < drains.size(); ++i) {
+    if (drains[i].wait_until(until) != std::future_status::ready) {
+      spdlog::warn("device {} did not drain within the grace period; cancelling", i);
+      workers_[i]->Stop();
+    }
+  }
+  for (auto& f : drains) f.wait();
+}
+
+}  // namespace gpubench

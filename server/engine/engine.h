@@ -1,0 +1,131 @@
+// The engine: one DeviceWorker per device, each with a bounded FIFO queue that runs one
+// measurement at a time; cheap queries (devices, catalog) never touch the queues.
+#ifndef GPUBENCH_SERVER_ENGINE_ENGINE_H_
+#define GPUBENCH_SERVER_ENGINE_ENGINE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/parallel.h"
+#include "kernels/backend.h"
+#include "server/engine/run_spec.h"
+
+namespace gpubench {
+
+// Consumers of results and queue events (metrics, logs). Called on worker threads; must be
+// thread-safe and must not block.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void OnRunFinished(const RunSpec& spec, const absl::StatusOr<RunResult>& result,
+                             absl::Duration wall_time) = 0;
+  virtual void OnQueueDepth(int device_index, int depth) = 0;
+};
+
+struct JobCallbacks {
+  std::function<void()> on_start;                               // optional; worker thread
+  std::function<void(absl::StatusOr<RunResult>)> on_done;       // exactly once; any thread
+};
+
+class DeviceWorker;
+
+// A submitted run. Cancel() is thread-safe and idempotent: a queued run leaves the queue at once
+// (on_done gets CANCELLED); a running one stops at the next sample boundary.
+class Job {
+ public:
+  Job(absl::Time deadline, DeviceWorker* worker) : deadline_(deadline), worker_(worker) {}
+  void Cancel();
+  bool cancelled() const { return cancelled_.load(); }
+  absl::Time deadline() const { return deadline_; }
+
+ private:
+  friend class DeviceWorker;
+  std::atomic<bool> cancelled_{false};
+  const absl::Time deadline_;
+  DeviceWorker* const worker_;
+};
+
+class DeviceWorker {
+ public:
+  DeviceWorker(int device_index, Backend* backend, int capacity,
+               const std::vector<RunObserver*>* observers);
+  ~DeviceWorker();  // stops: cancels queued runs, finishes the running one
+
+  // Enqueues `job` (created with this worker). RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after Stop().
+  // `position` receives the number of runs ahead of this one (including a running one).
+  absl::Status Enqueue(RunSpec spec, std::shared_ptr<Job> job, JobCallbacks callbacks,
+                       int* position);
+  int depth() const;  // queued + running
+  void Stop();        // no more intake; cancels queued runs and the running one; joins
+  void Drain();       // no more intake; waits for the queue to empty; joins
+
+ private:
+  struct Item {
+    RunSpec spec;
+    std::shared_ptr<Job> job;
+    JobCallbacks callbacks;
+    absl::Time queued_at;
+  };
+  friend class Job;
+  void Remove(Job* job);
+  void Loop();
+  void Join();
+  void PublishDepth();
+
+  const int device_index_;
+  Backend* backend_;
+  const int capacity_;
+  const std::vector<RunObserver*>* observers_;
+  ParallelPool host_pool_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool running_ = false;
+  bool stopping_ = false;
+  bool draining_ = false;
+  std::shared_ptr<Job> current_;
+  std::once_flag join_once_;
+  std::thread thread_;
+};
+
+class Engine {
+ public:
+  Engine(std::unique_ptr<Backend> backend, ServerLimits limits);
+  ~Engine();
+
+  const Backend& backend() const { return *backend_; }
+  const ServerLimits& limits() const { return limits_; }
+
+  // Registers an observer; call before any Submit. Not owned.
+  void AddObserver(RunObserver* observer) { observers_.push_back(observer); }
+
+  // See ResolveRunRequest. Thread-safe.
+  absl::StatusOr<RunSpec> Resolve(const RunRequest& request) const;
+
+  // Enqueues `spec` on its device's queue. The job is cancelled when `deadline` passes.
+  absl::StatusOr<std::shared_ptr<Job>> Submit(RunSpec spec, absl::Time deadline,
+                                              JobCallbacks callbacks, int* position);
+
+  int QueueDepth(int device_index) const;
+
+  // Stops intake and waits up to `grace` for queued and running work, then cancels what is left.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  std::unique_ptr<Backend> backend_;
+  const ServerLimits limits_;
+  std::vector<RunObserver*> observers_;
+  std::vector<std::unique_ptr<DeviceWorker>> workers_;
+};
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_SERVER_ENGINE_ENGINE_H_

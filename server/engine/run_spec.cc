@@ -1,0 +1,130 @@
+#include "server/engine/run_spec.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "common/sizes.h"
+#include "common/status_macros.h"
+
+namespace gpubench {
+
+const char* CacheModeName(CacheMode mode) { return mode == CacheMode::kHot ? "hot" : "cold"; }
+
+namespace {
+
+template <typename T>
+absl::Status CheckRange(absl::string_view field, T value, T lo, T hi) {
+  if (value < lo || value > hi) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, " is outside [", lo, ", ",
+                                                   hi, "] allowed by this server"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backend& backend,
+                                          const ServerLimits& limits) {
+  RunSpec spec;
+  if (request.kernel.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel is required; valid kernels: ", KernelNamesForHelp()));
+  }
+  ASSIGN_OR_RETURN(spec.kernel, FindKernel(request.kernel));
+  const KernelVariant& k = *spec.kernel;
+
+  if (request.elements < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("elements must be at least 1 (got ", request.elements, ")"));
+  }
+  if (request.elements > limits.max_elements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "elements = ", request.elements, " exceeds this server's limit of ", limits.max_elements,
+        " (", FormatElementCount(limits.max_elements), "; flag --max_elements)"));
+  }
+  spec.elements = request.elements;
+
+  if (request.device_index < 0 || request.device_index >= backend.device_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("device_index ", request.device_index,
+                                                   " is out of range: backend '", backend.name(),
+                                                   "' has ", backend.device_count(),
+                                                   " device(s), indices 0..",
+                                                   backend.device_count() - 1));
+  }
+  spec.device_index = request.device_index;
+  ASSIGN_OR_RETURN(const DeviceInfo device, backend.Describe(spec.device_index));
+
+  // Launch geometry.
+  int block = k.default_policy.block_size;
+  if (request.block_size != 0) {
+    if (!k.default_policy.block_size_tunable) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel ", k.name,
+                       " picks its own launch configuration; omit block_size for it"));
+    }
+    if (request.block_size < 32 || request.block_size % 32 != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "block_size = ", request.block_size, " must be a positive multiple of the warp size 32"));
+    }
+    const int max_block = device.max_threads_per_block > 0 ? device.max_threads_per_block : 1024;
+    if (request.block_size > max_block) {
+      return absl::InvalidArgumentError(absl::StrCat("block_size = ", request.block_size,
+                                                     " exceeds the device maximum of ", max_block,
+                                                     " threads per block"));
+    }
+    block = request.block_size;
+  }
+  spec.geometry.block_size = block;
+  spec.geometry.items_per_thread = k.default_policy.items_per_thread;
+  const int64_t per_block = int64_t{block} * spec.geometry.items_per_thread;
+  spec.geometry.grid_size = (spec.elements + per_block - 1) / per_block;
+  constexpr int64_t kMaxGrid = (int64_t{1} << 31) - 1;
+  if (spec.geometry.grid_size > kMaxGrid) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "elements = ", spec.elements, " with block_size ", block, " needs ",
+        spec.geometry.grid_size, " blocks, over the grid limit of ", kMaxGrid));
+  }
+
+  // Measurement options: zero means default; everything bounded by the server.
+  const MeasurementOptions& d = limits.defaults;
+  const MeasurementOptions& m = request.measurement;
+  MeasurementOptions& r = spec.measurement;
+  r.warmup_launches = m.warmup_launches != 0 ? m.warmup_launches : d.warmup_launches;
+  r.min_samples = m.min_samples != 0 ? m.min_samples : d.min_samples;
+  r.max_samples = m.max_samples != 0 ? m.max_samples : std::max(d.max_samples, r.min_samples);
+  r.min_time_seconds = m.min_time_seconds != 0 ? m.min_time_seconds : d.min_time_seconds;
+  r.max_noise = m.max_noise != 0 ? m.max_noise : d.max_noise;
+  r.timeout_seconds = m.timeout_seconds != 0 ? m.timeout_seconds : d.timeout_seconds;
+  RETURN_IF_ERROR(CheckRange("measurement.warmup_launches", r.warmup_launches, 0,
+                             limits.max_warmup_launches));
+  RETURN_IF_ERROR(CheckRange("measurement.min_samples", r.min_samples, 1,
+                             limits.max_samples_limit));
+  RETURN_IF_ERROR(CheckRange("measurement.max_samples", r.max_samples, r.min_samples,
+                             limits.max_samples_limit));
+  RETURN_IF_ERROR(CheckRange("measurement.min_time_seconds", r.min_time_seconds, 0.0,
+                             limits.max_min_time_seconds));
+  RETURN_IF_ERROR(CheckRange("measurement.max_noise", r.max_noise, 1e-6, 1.0));
+  RETURN_IF_ERROR(CheckRange("measurement.timeout_seconds", r.timeout_seconds, 1e-3,
+                             limits.max_timeout_seconds));
+
+  spec.cache_mode = request.cache_mode.value_or(CacheMode::kCold);
+  spec.verify = request.verify.value_or(true);
+  if (request.seed.has_value()) {
+    spec.seed = *request.seed;
+  } else {
+    std::random_device rd;
+    spec.seed = (static_cast<uint64_t>(rd()) << 32) | rd();
+  }
+
+  // Memory: the run's buffers must fit in what the device has free now.
+  const int64_t bytes = int64_t{BuffersPerRun(k)} * spec.elements * DTypeSize(k.dtype);
+  if (device.free_memory_bytes > 0 && bytes > device.free_memory_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "a run of ", k.name, " at ", spec.elements, " elements needs ", bytes,
+        " bytes of device memory; device ", spec.device_index, " has ", device.free_memory_bytes,
+        " bytes free"));
+  }
+  return spec;
+}
+
+}  // namespace gpubench

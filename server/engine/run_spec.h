@@ -1,0 +1,111 @@
+// A benchmark request as the engine sees it (RunRequest: plain values, nothing validated), the
+// validated and resolved form (RunSpec), the server's limits, and the result (RunResult).
+// Nothing here depends on gRPC or protobuf.
+#ifndef GPUBENCH_SERVER_ENGINE_RUN_SPEC_H_
+#define GPUBENCH_SERVER_ENGINE_RUN_SPEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/statistics.h"
+#include "kernels/backend.h"
+#include "kernels/catalog.h"
+#include "kernels/reference.h"
+
+namespace gpubench {
+
+enum class CacheMode { kCold, kHot };
+const char* CacheModeName(CacheMode mode);  // "cold" / "hot"
+
+// Stopping criteria and warm-up, nvbench's vocabulary. Zero in a request means "server default".
+struct MeasurementOptions {
+  int warmup_launches = 0;
+  int min_samples = 0;
+  int max_samples = 0;
+  double min_time_seconds = 0;  // accumulated measured time before stopping is allowed
+  double max_noise = 0;         // relative standard deviation (0.005 = 0.5%)
+  double timeout_seconds = 0;   // wall-clock budget for sampling; stops with noise not reached
+};
+
+struct RunRequest {
+  std::string kernel;
+  int64_t elements = 0;
+  int device_index = 0;
+  int block_size = 0;  // 0: the variant's default
+  std::optional<CacheMode> cache_mode;  // default cold
+  MeasurementOptions measurement;
+  std::optional<bool> verify;      // default true
+  std::optional<uint64_t> seed;    // default: fresh random seed, echoed in the result
+};
+
+// Server-side defaults and bounds; flags fill these in main.
+struct ServerLimits {
+  int64_t max_elements = int64_t{1} << 31;
+  MeasurementOptions defaults{.warmup_launches = 3,
+                              .min_samples = 10,
+                              .max_samples = 100000,
+                              .min_time_seconds = 0.5,
+                              .max_noise = 0.005,
+                              .timeout_seconds = 15};
+  int max_warmup_launches = 1000;
+  int max_samples_limit = 1000000;
+  double max_min_time_seconds = 60;
+  double max_timeout_seconds = 120;
+  int queue_capacity = 64;  // pending runs per device
+};
+
+// A validated request: every field resolved to a concrete value.
+struct RunSpec {
+  const KernelVariant* kernel = nullptr;
+  int64_t elements = 0;
+  int device_index = 0;
+  LaunchGeometry geometry;
+  CacheMode cache_mode = CacheMode::kCold;
+  MeasurementOptions measurement;
+  bool verify = true;
+  uint64_t seed = 0;
+};
+
+// Validates `request` against the catalog, the device and the limits, and resolves defaults.
+// NOT_FOUND for an unknown kernel, INVALID_ARGUMENT for bad fields, RESOURCE_EXHAUSTED when the
+// buffers cannot fit in the device's free memory (checked before anything is allocated).
+// Thread-safe.
+absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backend& backend,
+                                          const ServerLimits& limits);
+
+struct RunResult {
+  std::string run_id;
+  RunSpec spec;
+  std::string backend;
+  absl::Time queued_at;
+  absl::Time started_at;
+  absl::Time finished_at;
+
+  // Measurement.
+  SampleStatistics stats;         // per-launch seconds over the kept samples
+  int hot_batch_size = 1;         // launches per hot sample (1 when cold)
+  int throttled_samples = 0;      // discarded: SM clock under 75% of the default
+  bool noise_reached = false;
+  std::string stop_reason;
+  double measured_seconds = 0;    // sum of kept sample times (device time)
+  std::optional<double> min_clock_hz;  // SM clock range seen across samples, when measurable
+  std::optional<double> max_clock_hz;
+
+  // Throughput: bytes = elements x bytes_per_element; rates use the median time.
+  int64_t bytes_moved = 0;
+  double bandwidth_bytes_per_second = 0;
+  double bandwidth_mean_bytes_per_second = 0;
+  double elements_per_second = 0;
+  std::optional<double> percent_of_peak;  // of the device's theoretical peak, when known
+
+  std::optional<Verification> verification;  // absent when verification was not requested
+  KernelResources resources;
+  DeviceInfo device;
+};
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_SERVER_ENGINE_RUN_SPEC_H_

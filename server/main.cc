@@ -1,0 +1,154 @@
+// gpubench_server: the long-running benchmark service of a GPU node.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "kernels/cpu_backend.h"
+#include "server/engine/engine.h"
+#include "server/service/benchmark_service.h"
+#if GPUBENCH_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC listen address host:port. The default accepts local clients only; use "
+          "0.0.0.0:50051 to serve the network. Port 0 picks a free port (see --port_file).");
+ABSL_FLAG(std::string, port_file, "", "If set, write the bound gRPC port to this file.");
+ABSL_FLAG(std::string, backend, "auto",
+          "auto | cpu | cuda. auto picks cuda when a CUDA device is present, cpu otherwise.");
+ABSL_FLAG(int, cpu_devices, 1, "Number of simulated devices of the cpu backend.");
+ABSL_FLAG(int, cpu_threads, 0, "Host threads per cpu device (0 = all hardware threads).");
+ABSL_FLAG(int64_t, max_elements, int64_t{1} << 31, "Largest element count a request may ask.");
+ABSL_FLAG(int, queue_capacity, 64, "Pending runs per device before RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int, max_sweep_items, 1000, "Most kernels x sizes x block sizes in one RunSweep.");
+ABSL_FLAG(int, default_min_samples, 10, "Samples at least, unless a request says otherwise.");
+ABSL_FLAG(double, default_min_time_seconds, 0.5, "Measured time at least, by default.");
+ABSL_FLAG(double, default_max_noise, -1,
+          "Relative stddev to stop at, by default (-1: 0.005 on cuda as nvbench, 0.02 on cpu, "
+          "where a shared host rarely gets under 1%).");
+ABSL_FLAG(double, default_timeout_seconds, -1,
+          "Sampling wall-time budget, by default (-1: 15 s on cuda as nvbench, 3 s on cpu).");
+ABSL_FLAG(double, max_timeout_seconds, 120, "Largest sampling budget a request may ask.");
+ABSL_FLAG(double, shutdown_grace_seconds, 30,
+          "On SIGTERM/SIGINT: time given to queued and running work before it is cancelled.");
+ABSL_FLAG(int, max_message_bytes, 4 << 20, "Largest gRPC message accepted.");
+
+namespace gpubench {
+namespace {
+
+std::unique_ptr<Backend> ChooseBackend(const std::string& which) {
+  if (which == "cuda" || which == "auto") {
+#if GPUBENCH_HAVE_CUDA
+    absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCudaBackend();
+    if (cuda.ok()) {
+      spdlog::info("backend=cuda devices={}", (*cuda)->device_count());
+      return *std::move(cuda);
+    }
+    if (which == "cuda") {
+      spdlog::critical("backend=cuda requested but unavailable: {}", cuda.status().ToString());
+      return nullptr;
+    }
+    spdlog::info("backend=auto: no usable CUDA device ({}); using cpu", cuda.status().message());
+#else
+    if (which == "cuda") {
+      spdlog::critical("backend=cuda requested but this build has no CUDA backend");
+      return nullptr;
+    }
+    spdlog::info("backend=auto: built without CUDA; using cpu");
+#endif
+  } else if (which != "cpu") {
+    spdlog::critical("--backend must be auto, cpu or cuda (got '{}')", which);
+    return nullptr;
+  }
+  CpuBackendOptions options;
+  options.devices = absl::GetFlag(FLAGS_cpu_devices);
+  options.threads_per_device = absl::GetFlag(FLAGS_cpu_threads);
+  auto backend = MakeCpuBackend(options);
+  spdlog::info("backend=cpu devices={}", backend->device_count());
+  return backend;
+}
+
+int Main() {
+  // Block the stop signals in every thread; one thread waits for them with sigwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::unique_ptr<Backend> backend = ChooseBackend(absl::GetFlag(FLAGS_backend));
+  if (!backend) return 2;
+
+  ServerLimits limits;
+  limits.max_elements = absl::GetFlag(FLAGS_max_elements);
+  limits.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
+  limits.defaults.min_samples = absl::GetFlag(FLAGS_default_min_samples);
+  limits.defaults.min_time_seconds = absl::GetFlag(FLAGS_default_min_time_seconds);
+  const bool cpu = backend->name() == "cpu";
+  const double noise = absl::GetFlag(FLAGS_default_max_noise);
+  const double timeout = absl::GetFlag(FLAGS_default_timeout_seconds);
+  limits.defaults.max_noise = noise > 0 ? noise : (cpu ? 0.02 : 0.005);
+  limits.defaults.timeout_seconds = timeout > 0 ? timeout : (cpu ? 3.0 : 15.0);
+  limits.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
+  Engine engine(std::move(backend), limits);
+
+  ServiceOptions service_options;
+  service_options.max_sweep_items = absl::GetFlag(FLAGS_max_sweep_items);
+  BenchmarkService service(&engine, service_options);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    spdlog::critical("could not listen on {}", listen);
+    return 2;
+  }
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  health->SetServingStatus("gpubench.v1.Benchmark", true);
+  health->SetServingStatus(true);
+  if (const std::string port_file = absl::GetFlag(FLAGS_port_file); !port_file.empty()) {
+    std::ofstream(port_file) << port << "\n";
+  }
+  spdlog::info("serving gpubench.v1.Benchmark on {} (port {}) backend={}", listen, port,
+               std::string(engine.backend().name()));
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  spdlog::info("signal {} received: not serving, draining for up to {} s", signal_number,
+               absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  health->SetServingStatus(false);
+  const absl::Duration grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  engine.Shutdown(grace);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  spdlog::info("stopped cleanly");
+  return 0;
+}
+
+}  // namespace
+}  // namespace gpubench
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "gpubench_server: runs registered kernel variants on this node's devices over gRPC.\n"
+      "  gpubench_server --listen=0.0.0.0:50051 --backend=auto");
+  absl::ParseCommandLine(argc, argv);
+  return gpubench::Main();
+}

@@ -1,0 +1,314 @@
+#include "server/service/benchmark_service.h"
+
+#include <deque>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/service/convert.h"
+#include "server/service/status_adapter.h"
+
+namespace gpubench {
+namespace {
+
+absl::Time DeadlineOf(grpc::CallbackServerContext* context) {
+  const auto deadline = context->deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
+  return absl::FromChrono(deadline);
+}
+
+// RunBenchmark: waits for the job, maps verification failures to errors, forwards cancellation.
+class RunReactor final : public grpc::ServerUnaryReactor {
+ public:
+  RunReactor(Engine* engine, grpc::CallbackServerContext* context,
+             const v1::RunBenchmarkRequest* request, v1::RunBenchmarkResponse* response)
+      : response_(response) {
+    absl::StatusOr<RunSpec> spec = engine->Resolve(FromProto(*request));
+    if (!spec.ok()) {
+      Finish(ToGrpcStatus(spec.status()));
+      return;
+    }
+    JobCallbacks callbacks;
+    callbacks.on_done = [this](absl::StatusOr<RunResult> result) { Done(std::move(result)); };
+    absl::StatusOr<std::shared_ptr<Job>> job =
+        engine->Submit(*std::move(spec), DeadlineOf(context), std::move(callbacks), nullptr);
+    if (!job.ok()) {
+      Finish(ToGrpcStatus(job.status()));
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = *std::move(job);
+    if (cancelled_) job_->Cancel();
+  }
+
+  void OnCancel() override {
+    std::shared_ptr<Job> job;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+      job = job_;
+    }
+    if (job) job->Cancel();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Done(absl::StatusOr<RunResult> result) {
+    if (!result.ok()) {
+      Finish(ToGrpcStatus(result.status()));
+      return;
+    }
+    if (absl::Status v = VerificationStatus(*result); !v.ok()) {
+      Finish(ToGrpcStatus(v));
+      return;
+    }
+    ToProto(*result, response_->mutable_result());
+    Finish(grpc::Status::OK);
+  }
+
+  v1::RunBenchmarkResponse* response_;
+  std::mutex mu_;
+  std::shared_ptr<Job> job_;
+  bool cancelled_ = false;
+};
+
+// RunSweep: submits one item at a time (so other clients' runs interleave fairly), streams
+// QUEUED/RUNNING progress and each result or per-item error; one write in flight at a time.
+class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse> {
+ public:
+  SweepReactor(Engine* engine, grpc::CallbackServerContext* context, std::vector<RunSpec> items)
+      : engine_(engine), deadline_(DeadlineOf(context)), items_(std::move(items)) {
+    SubmitNext();
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    writing_ = false;
+    if (!ok) {
+      cancelled_ = true;
+      pending_.clear();
+    }
+    MaybeWriteOrFinishLocked(lock);
+  }
+
+  void OnCancel() override {
+    std::shared_ptr<Job> job;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+      pending_.clear();
+      job = job_;
+    }
+    if (job) job->Cancel();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void SubmitNext() {
+    const int index = next_++;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cancelled_ || index >= static_cast<int>(items_.size())) {
+      all_submitted_ = true;
+      if (cancelled_) final_status_ = grpc::Status(grpc::StatusCode::CANCELLED, "sweep cancelled");
+      MaybeWriteOrFinishLocked(lock);
+      return;
+    }
+    lock.unlock();
+    const RunSpec& spec = items_[index];
+    JobCallbacks callbacks;
+    callbacks.on_start = [this, index] { Send(Progress(index, v1::SweepProgress::RUNNING, 0)); };
+    callbacks.on_done = [this, index](absl::StatusOr<RunResult> result) {
+      OnItemDone(index, std::move(result));
+    };
+    int position = 0;
+    absl::StatusOr<std::shared_ptr<Job>> job =
+        engine_->Submit(spec, deadline_, std::move(callbacks), &position);
+    if (!job.ok()) {
+      // The queue is full or the server is stopping: end the stream with that status.
+      lock.lock();
+      final_status_ = ToGrpcStatus(job.status());
+      all_submitted_ = true;
+      MaybeWriteOrFinishLocked(lock);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> guard(mu_);
+      if (last_done_ < index) job_ = *job;  // the item may already have finished
+    }
+    Send(Progress(index, v1::SweepProgress::QUEUED, position));
+  }
+
+  void OnItemDone(int index, absl::StatusOr<RunResult> result) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_.reset();
+      last_done_ = index;
+    }
+    absl::Status status = result.ok() ? VerificationStatus(*result) : result.status();
+    v1::RunSweepResponse message;
+    if (status.ok()) {
+      ToProto(*result, message.mutable_result());
+    } else {
+      const RunSpec& spec = items_[index];
+      v1::SweepItemError* e = message.mutable_error();
+      e->set_index(index + 1);
+      e->set_kernel(std::string(spec.kernel->name));
+      e->set_elements(spec.elements);
+      e->set_block_size(spec.geometry.block_size);
+      e->set_code(static_cast<int>(status.code()));
+      e->set_message(std::string(status.message()));
+    }
+    Send(std::move(message));
+    SubmitNext();
+  }
+
+  v1::RunSweepResponse Progress(int index, v1::SweepProgress::State state, int position) const {
+    v1::RunSweepResponse message;
+    v1::SweepProgress* p = message.mutable_progress();
+    p->set_state(state);
+    p->set_index(index + 1);
+    p->set_total(static_cast<int>(items_.size()));
+    p->set_queue_position(position);
+    p->set_kernel(std::string(items_[index].kernel->name));
+    p->set_elements(items_[index].elements);
+    p->set_block_size(items_[index].geometry.block_size);
+    return message;
+  }
+
+  void Send(v1::RunSweepResponse message) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cancelled_) return;
+    pending_.push_back(std::move(message));
+    MaybeWriteOrFinishLocked(lock);
+  }
+
+  // Starts the next write, or finishes once everything is written. Finish is the last action:
+  // OnDone may delete `this` right after it, so the lock is released first.
+  void MaybeWriteOrFinishLocked(std::unique_lock<std::mutex>& lock) {
+    if (writing_ || finished_) return;
+    if (!pending_.empty()) {
+      writing_ = true;
+      current_ = std::move(pending_.front());
+      pending_.pop_front();
+      StartWrite(&current_);
+      return;
+    }
+    if (all_submitted_) {
+      finished_ = true;
+      const grpc::Status status = final_status_;
+      lock.unlock();
+      Finish(status);
+    }
+  }
+
+  Engine* engine_;
+  const absl::Time deadline_;
+  const std::vector<RunSpec> items_;
+  int next_ = 0;  // touched only by the constructor and the previous item's on_done
+
+  std::mutex mu_;
+  std::deque<v1::RunSweepResponse> pending_;
+  v1::RunSweepResponse current_;
+  bool writing_ = false;
+  bool all_submitted_ = false;
+  bool finished_ = false;
+  bool cancelled_ = false;
+  grpc::Status final_status_ = grpc::Status::OK;
+  std::shared_ptr<Job> job_;
+  int last_done_ = -1;
+};
+
+}  // namespace
+
+grpc::ServerUnaryReactor* BenchmarkService::ListKernels(grpc::CallbackServerContext* context,
+                                                        const v1::ListKernelsRequest*,
+                                                        v1::ListKernelsResponse* response) {
+  const bool cuda = engine_->backend().name() == "cuda";
+  for (const KernelVariant& k : AllKernels()) {
+    ToProto(k, cuda ? k.cuda != nullptr : k.cpu != nullptr, response->add_kernels());
+  }
+  response->set_backend(std::string(engine_->backend().name()));
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* BenchmarkService::ListDevices(grpc::CallbackServerContext* context,
+                                                        const v1::ListDevicesRequest*,
+                                                        v1::ListDevicesResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const Backend& backend = engine_->backend();
+  response->set_backend(std::string(backend.name()));
+  for (int d = 0; d < backend.device_count(); ++d) {
+    absl::StatusOr<DeviceInfo> info = backend.Describe(d);
+    if (!info.ok()) {
+      reactor->Finish(ToGrpcStatus(info.status()));
+      return reactor;
+    }
+    ToProto(*info, response->add_devices());
+  }
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* BenchmarkService::RunBenchmark(grpc::CallbackServerContext* context,
+                                                         const v1::RunBenchmarkRequest* request,
+                                                         v1::RunBenchmarkResponse* response) {
+  return new RunReactor(engine_, context, request, response);
+}
+
+grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
+    grpc::CallbackServerContext* context, const v1::RunSweepRequest* request) {
+  // Validate every item before streaming anything: a bad sweep fails as a whole, at once.
+  absl::Status status;
+  std::vector<RunSpec> items;
+  if (request->kernels().empty() || request->sizes().empty()) {
+    status = absl::InvalidArgumentError("a sweep needs at least one kernel and one size");
+  }
+  const int64_t count = static_cast<int64_t>(request->kernels_size()) * request->sizes_size() *
+                        std::max(1, request->block_sizes_size());
+  if (status.ok() && count > options_.max_sweep_items) {
+    status = absl::InvalidArgumentError(absl::StrCat("the sweep has ", count,
+                                                     " items, over this server's limit of ",
+                                                     options_.max_sweep_items));
+  }
+  std::vector<int32_t> blocks(request->block_sizes().begin(), request->block_sizes().end());
+  if (blocks.empty()) blocks.push_back(0);
+  for (const std::string& kernel : request->kernels()) {
+    if (!status.ok()) break;
+    for (int64_t size : request->sizes()) {
+      if (!status.ok()) break;
+      for (int32_t block : blocks) {
+        v1::RunBenchmarkRequest one;
+        one.set_kernel(kernel);
+        one.set_elements(size);
+        one.set_device_index(request->device_index());
+        one.set_block_size(block);
+        *one.mutable_measurement() = request->measurement();
+        if (request->has_verify()) one.set_verify(request->verify());
+        if (request->has_seed()) one.set_seed(request->seed());
+        absl::StatusOr<RunSpec> spec = engine_->Resolve(FromProto(one));
+        if (!spec.ok()) {
+          status = absl::Status(spec.status().code(),
+                                absl::StrCat("sweep item kernel=", kernel, " elements=", size,
+                                             " block_size=", block, ": ", spec.status().message()));
+          break;
+        }
+        items.push_back(*std::move(spec));
+      }
+    }
+  }
+  if (!status.ok()) {
+    class FailedReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse> {
+     public:
+      explicit FailedReactor(const grpc::Status& status) { Finish(status); }
+      void OnDone() override { delete this; }
+    };
+    return new FailedReactor(ToGrpcStatus(status));
+  }
+  return new SweepReactor(engine_, context, std::move(items));
+}
+
+}  // namespace gpubench

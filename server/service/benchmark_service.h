@@ -1,0 +1,39 @@
+// gpubench.v1.Benchmark on gRPC's callback API. Cheap RPCs answer on the calling thread; runs go
+// through the engine's per-device queues and finish from the worker thread.
+#ifndef GPUBENCH_SERVER_SERVICE_BENCHMARK_SERVICE_H_
+#define GPUBENCH_SERVER_SERVICE_BENCHMARK_SERVICE_H_
+
+#include "gpubench/v1/benchmark.grpc.pb.h"
+#include "server/engine/engine.h"
+
+namespace gpubench {
+
+struct ServiceOptions {
+  int max_sweep_items = 1000;  // kernels x sizes x block sizes in one RunSweep
+};
+
+// Thread-safe. `engine` must outlive the service.
+class BenchmarkService final : public v1::Benchmark::CallbackService {
+ public:
+  BenchmarkService(Engine* engine, ServiceOptions options) : engine_(engine), options_(options) {}
+
+  grpc::ServerUnaryReactor* ListKernels(grpc::CallbackServerContext* context,
+                                        const v1::ListKernelsRequest* request,
+                                        v1::ListKernelsResponse* response) override;
+  grpc::ServerUnaryReactor* ListDevices(grpc::CallbackServerContext* context,
+                                        const v1::ListDevicesRequest* request,
+                                        v1::ListDevicesResponse* response) override;
+  grpc::ServerUnaryReactor* RunBenchmark(grpc::CallbackServerContext* context,
+                                         const v1::RunBenchmarkRequest* request,
+                                         v1::RunBenchmarkResponse* response) override;
+  grpc::ServerWriteReactor<v1::RunSweepResponse>* RunSweep(
+      grpc::CallbackServerContext* context, const v1::RunSweepRequest* request) override;
+
+ private:
+  Engine* engine_;
+  const ServiceOptions options_;
+};
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_SERVER_SERVICE_BENCHMARK_SERVICE_H_

@@ -1,0 +1,208 @@
+#include "server/service/convert.h"
+
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+
+namespace gpubench {
+namespace {
+
+void ToTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
+  const absl::Duration since_epoch = t - absl::UnixEpoch();
+  const int64_t seconds = absl::ToInt64Seconds(since_epoch);
+  out->set_seconds(seconds);
+  out->set_nanos(static_cast<int32_t>(
+      absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds))));
+}
+
+v1::CacheMode ToProto(CacheMode mode) { return mode == CacheMode::kHot ? v1::HOT : v1::COLD; }
+
+}  // namespace
+
+RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
+  RunRequest r;
+  r.kernel = request.kernel();
+  r.elements = request.elements();
+  r.device_index = request.device_index();
+  r.block_size = request.block_size();
+  const v1::MeasurementOptions& m = request.measurement();
+  if (m.cache_mode() == v1::HOT) r.cache_mode = CacheMode::kHot;
+  if (m.cache_mode() == v1::COLD) r.cache_mode = CacheMode::kCold;
+  r.measurement.warmup_launches = m.warmup_launches();
+  r.measurement.min_samples = m.min_samples();
+  r.measurement.max_samples = m.max_samples();
+  r.measurement.min_time_seconds = m.min_time_seconds();
+  r.measurement.max_noise = m.max_noise();
+  r.measurement.timeout_seconds = m.timeout_seconds();
+  if (request.has_verify()) r.verify = request.verify();
+  if (request.has_seed()) r.seed = request.seed();
+  return r;
+}
+
+void ToProto(const KernelVariant& k, bool available, v1::KernelInfo* out) {
+  out->set_name(std::string(k.name));
+  out->set_family(KernelFamilyName(k.family));
+  out->set_dtype(DTypeName(k.dtype));
+  out->set_bytes_per_element(k.bytes_per_element);
+  out->mutable_default_policy()->set_block_size(k.default_policy.block_size);
+  out->mutable_default_policy()->set_items_per_thread(k.default_policy.items_per_thread);
+  out->mutable_default_policy()->set_block_size_tunable(k.default_policy.block_size_tunable);
+  out->set_static_shared_bytes(k.static_shared_bytes);
+  out->set_description(std::string(k.description));
+  out->set_provenance(std::string(k.provenance));
+  out->set_available(available);
+}
+
+void ToProto(const DeviceInfo& d, v1::DeviceInfo* out) {
+  out->set_index(d.index);
+  out->set_backend(d.backend);
+  out->set_name(d.name);
+  out->set_uuid(d.uuid);
+  out->set_pci_bus_id(d.pci_bus_id);
+  out->set_compute_capability_major(d.compute_capability_major);
+  out->set_compute_capability_minor(d.compute_capability_minor);
+  out->set_multiprocessor_count(d.multiprocessor_count);
+  out->set_max_threads_per_multiprocessor(d.max_threads_per_multiprocessor);
+  out->set_max_blocks_per_multiprocessor(d.max_blocks_per_multiprocessor);
+  out->set_registers_per_multiprocessor(d.registers_per_multiprocessor);
+  out->set_shared_memory_per_multiprocessor_bytes(d.shared_memory_per_multiprocessor_bytes);
+  out->set_max_threads_per_block(d.max_threads_per_block);
+  out->set_registers_per_block(d.registers_per_block);
+  out->set_shared_memory_per_block_bytes(d.shared_memory_per_block_bytes);
+  out->set_shared_memory_per_block_optin_bytes(d.shared_memory_per_block_optin_bytes);
+  out->set_warp_size(d.warp_size);
+  out->set_l1_cache_bytes(d.l1_cache_bytes);
+  out->set_l2_cache_bytes(d.l2_cache_bytes);
+  out->set_l3_cache_bytes(d.l3_cache_bytes);
+  out->set_memory_bus_width_bits(d.memory_bus_width_bits);
+  out->set_memory_clock_hz(d.memory_clock_hz);
+  out->set_sm_clock_hz(d.sm_clock_hz);
+  out->set_peak_bandwidth_bytes_per_second(d.peak_bandwidth_bytes_per_second);
+  out->set_total_memory_bytes(d.total_memory_bytes);
+  out->set_free_memory_bytes(d.free_memory_bytes);
+  out->set_driver_version(d.driver_version);
+  out->set_runtime_version(d.runtime_version);
+}
+
+void ToProto(const RunResult& r, v1::RunResult* out) {
+  out->set_run_id(r.run_id);
+  out->set_backend(r.backend);
+  const RunSpec& s = r.spec;
+  v1::ResolvedRun* req = out->mutable_request();
+  req->set_kernel(std::string(s.kernel->name));
+  req->set_dtype(DTypeName(s.kernel->dtype));
+  req->set_elements(s.elements);
+  req->set_device_index(s.device_index);
+  req->set_block_size(s.geometry.block_size);
+  req->set_items_per_thread(s.geometry.items_per_thread);
+  req->set_grid_size(s.kernel->default_policy.block_size_tunable ? s.geometry.grid_size : 0);
+  req->set_cache_mode(ToProto(s.cache_mode));
+  req->set_warmup_launches(s.measurement.warmup_launches);
+  req->set_min_samples(s.measurement.min_samples);
+  req->set_max_samples(s.measurement.max_samples);
+  req->set_min_time_seconds(s.measurement.min_time_seconds);
+  req->set_max_noise(s.measurement.max_noise);
+  req->set_timeout_seconds(s.measurement.timeout_seconds);
+  req->set_verify(s.verify);
+  req->set_seed(s.seed);
+  ToTimestamp(r.queued_at, out->mutable_queued_at());
+  ToTimestamp(r.started_at, out->mutable_started_at());
+  ToTimestamp(r.finished_at, out->mutable_finished_at());
+
+  v1::TimingStatistics* t = out->mutable_timing();
+  t->set_samples(r.stats.count);
+  t->set_min_seconds(r.stats.min_seconds);
+  t->set_median_seconds(r.stats.median_seconds);
+  t->set_mean_seconds(r.stats.mean_seconds);
+  t->set_max_seconds(r.stats.max_seconds);
+  t->set_stddev_seconds(r.stats.stddev_seconds);
+  t->set_relative_noise(r.stats.relative_noise);
+
+  v1::MeasurementSummary* m = out->mutable_measurement();
+  if (s.cache_mode == CacheMode::kCold) {
+    m->set_method(r.backend == "cuda"
+                      ? "cold: L2 flushed, stream held by a blocking kernel, one launch timed "
+                        "with CUDA events per sample"
+                      : "cold: caches flushed by writing 2x the last-level cache, one launch "
+                        "timed with a steady clock per sample");
+  } else {
+    m->set_method(absl::StrFormat(
+        r.backend == "cuda" ? "hot: %d back-to-back launches behind a blocking kernel timed "
+                              "with CUDA events per sample"
+                            : "hot: %d back-to-back launches timed with a steady clock per sample",
+        r.hot_batch_size));
+  }
+  m->set_hot_batch_size(r.hot_batch_size);
+  m->set_throttled_samples(r.throttled_samples);
+  m->set_noise_reached(r.noise_reached);
+  m->set_stop_reason(r.stop_reason);
+  m->set_measured_seconds(r.measured_seconds);
+  m->set_min_sm_clock_hz(r.min_clock_hz.value_or(0));
+  m->set_max_sm_clock_hz(r.max_clock_hz.value_or(0));
+
+  v1::Throughput* tp = out->mutable_throughput();
+  tp->set_bytes_moved(r.bytes_moved);
+  tp->set_bandwidth_bytes_per_second(r.bandwidth_bytes_per_second);
+  tp->set_bandwidth_mean_bytes_per_second(r.bandwidth_mean_bytes_per_second);
+  tp->set_elements_per_second(r.elements_per_second);
+  if (r.percent_of_peak) tp->set_percent_of_peak_bandwidth(*r.percent_of_peak);
+
+  v1::Verification* v = out->mutable_verification();
+  v->set_requested(r.verification.has_value());
+  v->set_first_mismatch_index(-1);
+  if (r.verification) {
+    const Verification& rv = *r.verification;
+    v->set_passed(rv.passed);
+    v->set_checked_elements(rv.checked);
+    v->set_mismatches(rv.mismatches);
+    v->set_max_abs_error(rv.max_abs_error);
+    v->set_max_rel_error(rv.max_rel_error);
+    v->set_rtol(rv.rtol);
+    v->set_atol(rv.atol);
+    v->set_first_mismatch_index(rv.first_mismatch_index);
+    v->set_first_mismatch_expected(rv.first_mismatch_expected);
+    v->set_first_mismatch_actual(rv.first_mismatch_actual);
+  }
+
+  v1::Occupancy* o = out->mutable_occupancy();
+  const KernelResources& res = r.resources;
+  o->set_available(res.available);
+  o->set_unavailable_reason(res.unavailable_reason);
+  o->set_grid_size(req->grid_size());
+  o->set_block_size(s.geometry.block_size);
+  o->set_dynamic_shared_bytes(s.geometry.dynamic_shared_bytes);
+  if (res.available) {
+    o->set_registers_per_thread(res.registers_per_thread);
+    o->set_static_shared_bytes(res.static_shared_bytes);
+    o->set_local_bytes_per_thread(res.local_bytes_per_thread);
+    o->set_max_threads_per_block(res.max_threads_per_block);
+    o->set_ptx_version(res.ptx_version);
+    o->set_binary_version(res.binary_version);
+    o->set_active_blocks_per_multiprocessor(res.active_blocks_per_multiprocessor);
+    const DeviceInfo& d = r.device;
+    if (d.max_threads_per_multiprocessor > 0 && d.warp_size > 0) {
+      const int warps_per_block = (s.geometry.block_size + d.warp_size - 1) / d.warp_size;
+      o->set_theoretical_occupancy(static_cast<double>(res.active_blocks_per_multiprocessor) *
+                                   warps_per_block /
+                                   (d.max_threads_per_multiprocessor / d.warp_size));
+    }
+    if (d.multiprocessor_count > 0 && res.active_blocks_per_multiprocessor > 0) {
+      o->set_waves(static_cast<double>(req->grid_size()) /
+                   (d.multiprocessor_count * res.active_blocks_per_multiprocessor));
+    }
+  }
+  ToProto(r.device, out->mutable_device());
+}
+
+absl::Status VerificationStatus(const RunResult& r) {
+  if (!r.verification || r.verification->passed) return absl::OkStatus();
+  const Verification& v = *r.verification;
+  return absl::InternalError(absl::StrFormat(
+      "verification failed for %s at %d elements on %s device %d (run %s): %d of %d elements "
+      "outside |err| <= %g + %g*|ref|; first at index %d: expected %.9g, got %.9g; the timing "
+      "is withheld because the kernel computed a wrong result",
+      r.spec.kernel->name, r.spec.elements, r.backend, r.spec.device_index, r.run_id,
+      v.mismatches, v.checked, v.atol, v.rtol, v.first_mismatch_index, v.first_mismatch_expected,
+      v.first_mismatch_actual));
+}
+
+}  // namespace gpubench

@@ -1,0 +1,23 @@
+// Conversions between the engine's plain structs and gpubench.v1 messages. The edge only.
+#ifndef GPUBENCH_SERVER_SERVICE_CONVERT_H_
+#define GPUBENCH_SERVER_SERVICE_CONVERT_H_
+
+#include "gpubench/v1/benchmark.pb.h"
+#include "kernels/backend.h"
+#include "kernels/catalog.h"
+#include "server/engine/run_spec.h"
+
+namespace gpubench {
+
+RunRequest FromProto(const v1::RunBenchmarkRequest& request);
+void ToProto(const KernelVariant& kernel, bool available, v1::KernelInfo* out);
+void ToProto(const DeviceInfo& device, v1::DeviceInfo* out);
+void ToProto(const RunResult& result, v1::RunResult* out);
+
+// A run whose verification failed is an error, never a result: FAILED verification becomes
+// INTERNAL with the first mismatch in the message; otherwise OK.
+absl::Status VerificationStatus(const RunResult& result);
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_SERVER_SERVICE_CONVERT_H_

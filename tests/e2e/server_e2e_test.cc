@@ -1,0 +1,372 @@
+// End to end: the real gpubench_server binary on an ephemeral loopback port, called through real
+// channels with the generated client, the gpubench CLI, and the standard health and reflection
+// protocols.
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fcntl.h>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "e2e/protos/health.grpc.pb.h"
+#include "e2e/protos/reflection.grpc.pb.h"
+#include "gpubench/v1/benchmark.grpc.pb.h"
+
+extern char** environ;
+
+namespace gpubench {
+namespace {
+
+using v1::Benchmark;
+
+// A running gpubench_server child process.
+class ServerProcess {
+ public:
+  explicit ServerProcess(std::vector<std::string> extra_flags) {
+    dir_ = ::testing::TempDir() + "/gpubench_e2e_" + std::to_string(getpid()) + "_" +
+           std::to_string(counter_++);
+    std::filesystem::create_directories(dir_);
+    const std::string port_file = dir_ + "/port";
+    std::vector<std::string> args = {GPUBENCH_SERVER_BINARY, "--listen=127.0.0.1:0",
+                                     "--port_file=" + port_file, "--backend=cpu",
+                                     "--default_min_time_seconds=0.01",
+                                     "--default_timeout_seconds=1"};
+    args.insert(args.end(), extra_flags.begin(), extra_flags.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string log = dir_ + "/server.log";
+    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    for (int i = 0; i < 200 && port_ == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::ifstream in(port_file);
+      in >> port_;
+    }
+    EXPECT_GT(port_, 0) << "server did not start; log: " << Log();
+  }
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+  std::shared_ptr<grpc::Channel> Channel() const {
+    return grpc::CreateChannel(target(), grpc::InsecureChannelCredentials());
+  }
+  std::string Log() const {
+    std::ifstream in(dir_ + "/server.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // Sends `signal` and waits up to `wait` for the exit; returns the exit status or -1.
+  int SignalAndWait(int signal, std::chrono::seconds wait) {
+    kill(pid_, signal);
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (std::chrono::steady_clock::now() < until) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+
+ private:
+  static inline int counter_ = 0;
+  std::string dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+struct CliResult {
+  int exit_code;
+  std::string out;
+};
+
+CliResult RunCli(const std::string& args) {
+  const std::string command = absl::StrCat(GPUBENCH_CLI_BINARY, " ", args, " 2>/dev/null");
+  FILE* pipe = popen(command.c_str(), "r");
+  CliResult r{-1, ""};
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class E2ETest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new ServerProcess({"--cpu_devices=2"}); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  std::unique_ptr<Benchmark::Stub> Stub() { return Benchmark::NewStub(server_->Channel()); }
+  static void Deadline(grpc::ClientContext* c, int seconds = 60) {
+    c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  }
+  static ServerProcess* server_;
+};
+ServerProcess* E2ETest::server_ = nullptr;
+
+TEST_F(E2ETest, ListKernels) {
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::ListKernelsResponse r;
+  ASSERT_TRUE(Stub()->ListKernels(&c, {}, &r).ok());
+  EXPECT_EQ(r.backend(), "cpu");
+  std::set<std::string> names;
+  for (const auto& k : r.kernels()) {
+    names.insert(k.name());
+    EXPECT_TRUE(k.available()) << k.name();
+    EXPECT_GT(k.bytes_per_element(), 0);
+  }
+  EXPECT_EQ(names.size(), 13u);
+  EXPECT_TRUE(names.count("add_f16x8_pack"));
+  EXPECT_TRUE(names.count("saxpy_sophisticated"));
+}
+
+TEST_F(E2ETest, ListDevicesShowsTheHost) {
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::ListDevicesResponse r;
+  ASSERT_TRUE(Stub()->ListDevices(&c, {}, &r).ok());
+  ASSERT_EQ(r.devices_size(), 2);
+  for (const auto& d : r.devices()) {
+    EXPECT_EQ(d.backend(), "cpu");
+    EXPECT_GT(d.multiprocessor_count(), 0);
+    EXPECT_GT(d.total_memory_bytes(), 0);
+    EXPECT_GT(d.free_memory_bytes(), 0);
+    EXPECT_FALSE(d.name().empty());
+  }
+}
+
+TEST_F(E2ETest, RunBenchmarkMeasuresAndVerifies) {
+  for (const char* kernel : {"add_f16x8_pack", "saxpy_sophisticated", "copy_d2d"}) {
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::RunBenchmarkRequest req;
+    req.set_kernel(kernel);
+    req.set_elements((1 << 20) + 3);
+    req.set_device_index(1);
+    req.set_seed(99);
+    req.mutable_measurement()->set_cache_mode(v1::HOT);
+    req.mutable_measurement()->set_min_samples(4);
+    v1::RunBenchmarkResponse resp;
+    grpc::Status s = Stub()->RunBenchmark(&c, req, &resp);
+    ASSERT_TRUE(s.ok()) << kernel << ": " << s.error_message();
+    const v1::RunResult& r = resp.result();
+    EXPECT_EQ(r.backend(), "cpu");
+    EXPECT_FALSE(r.run_id().empty());
+    EXPECT_EQ(r.request().kernel(), kernel);
+    EXPECT_EQ(r.request().elements(), (1 << 20) + 3);
+    EXPECT_EQ(r.request().device_index(), 1);
+    EXPECT_EQ(r.request().seed(), 99u);
+    EXPECT_EQ(r.request().cache_mode(), v1::HOT);
+    EXPECT_GE(r.timing().samples(), 4);
+    EXPECT_GT(r.timing().median_seconds(), 0);
+    EXPECT_LE(r.timing().min_seconds(), r.timing().median_seconds());
+    EXPECT_GT(r.throughput().bandwidth_bytes_per_second(), 0);
+    EXPECT_FALSE(r.throughput().has_percent_of_peak_bandwidth());
+    EXPECT_TRUE(r.verification().requested());
+    EXPECT_TRUE(r.verification().passed());
+    EXPECT_EQ(r.verification().checked_elements(), (1 << 20) + 3);
+    EXPECT_FALSE(r.occupancy().available());
+    EXPECT_FALSE(r.occupancy().unavailable_reason().empty());
+    EXPECT_GE(r.finished_at().seconds(), r.started_at().seconds());
+    EXPECT_EQ(r.device().index(), 1);
+  }
+}
+
+TEST_F(E2ETest, BadRequestsGetPreciseStatuses) {
+  struct Case {
+    std::string kernel;
+    int64_t elements;
+    int block;
+    int device;
+    grpc::StatusCode code;
+  };
+  for (const Case& k : {Case{"nope", 10, 0, 0, grpc::StatusCode::NOT_FOUND},
+                        Case{"add_f32", 0, 0, 0, grpc::StatusCode::INVALID_ARGUMENT},
+                        Case{"add_f32", 10, 33, 0, grpc::StatusCode::INVALID_ARGUMENT},
+                        Case{"add_f32", 10, 0, 7, grpc::StatusCode::INVALID_ARGUMENT},
+                        Case{"add_f32", int64_t{1} << 40, 0, 0, grpc::StatusCode::INVALID_ARGUMENT}}) {
+    grpc::ClientContext c;
+    Deadline(&c);
+    v1::RunBenchmarkRequest req;
+    req.set_kernel(k.kernel);
+    req.set_elements(k.elements);
+    req.set_block_size(k.block);
+    req.set_device_index(k.device);
+    v1::RunBenchmarkResponse resp;
+    grpc::Status s = Stub()->RunBenchmark(&c, req, &resp);
+    EXPECT_EQ(s.error_code(), k.code) << k.kernel << " " << k.elements << ": " << s.error_message();
+    EXPECT_FALSE(s.error_message().empty());
+  }
+}
+
+TEST_F(E2ETest, SweepStreamsProgressAndResults) {
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::RunSweepRequest req;
+  req.add_kernels("add_f32");
+  req.add_kernels("saxpy_minimal");
+  req.add_sizes(1000);
+  req.add_sizes(4099);
+  req.add_block_sizes(64);
+  req.add_block_sizes(128);
+  req.mutable_measurement()->set_min_samples(3);
+  auto reader = Stub()->RunSweep(&c, req);
+  v1::RunSweepResponse event;
+  int queued = 0, running = 0, results = 0;
+  std::set<std::pair<std::string, int64_t>> seen;
+  while (reader->Read(&event)) {
+    if (event.has_progress()) {
+      EXPECT_EQ(event.progress().total(), 8);
+      if (event.progress().state() == v1::SweepProgress::QUEUED) ++queued;
+      if (event.progress().state() == v1::SweepProgress::RUNNING) ++running;
+    }
+    if (event.has_result()) {
+      ++results;
+      EXPECT_TRUE(event.result().verification().passed());
+      seen.insert({event.result().request().kernel(), event.result().request().elements()});
+    }
+    EXPECT_FALSE(event.has_error()) << event.error().message();
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(queued, 8);
+  EXPECT_EQ(running, 8);
+  EXPECT_EQ(results, 8);
+  EXPECT_EQ(seen.size(), 4u);
+}
+
+TEST_F(E2ETest, InvalidSweepFailsBeforeStreaming) {
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::RunSweepRequest req;
+  req.add_kernels("add_f32");
+  req.add_kernels("not_a_kernel");
+  req.add_sizes(1000);
+  auto reader = Stub()->RunSweep(&c, req);
+  v1::RunSweepResponse event;
+  EXPECT_FALSE(reader->Read(&event));
+  grpc::Status s = reader->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(s.error_message().find("not_a_kernel"), std::string::npos);
+}
+
+TEST_F(E2ETest, HealthIsServing) {
+  auto health = grpc::health::v1::Health::NewStub(server_->Channel());
+  for (const char* service : {"", "gpubench.v1.Benchmark"}) {
+    grpc::ClientContext c;
+    Deadline(&c);
+    grpc::health::v1::HealthCheckRequest req;
+    req.set_service(service);
+    grpc::health::v1::HealthCheckResponse resp;
+    ASSERT_TRUE(health->Check(&c, req, &resp).ok()) << service;
+    EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING) << service;
+  }
+}
+
+TEST_F(E2ETest, ReflectionListsServices) {
+  auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(server_->Channel());
+  grpc::ClientContext c;
+  Deadline(&c);
+  auto stream = reflection->ServerReflectionInfo(&c);
+  grpc::reflection::v1alpha::ServerReflectionRequest req;
+  req.set_list_services("");
+  ASSERT_TRUE(stream->Write(req));
+  grpc::reflection::v1alpha::ServerReflectionResponse resp;
+  ASSERT_TRUE(stream->Read(&resp));
+  std::set<std::string> services;
+  for (const auto& s : resp.list_services_response().service()) services.insert(s.name());
+  EXPECT_TRUE(services.count("gpubench.v1.Benchmark"));
+  EXPECT_TRUE(services.count("grpc.health.v1.Health"));
+  // grpcurl describe needs the file descriptor: ask for the service's file.
+  req.Clear();
+  req.set_file_containing_symbol("gpubench.v1.Benchmark");
+  ASSERT_TRUE(stream->Write(req));
+  ASSERT_TRUE(stream->Read(&resp));
+  ASSERT_EQ(resp.file_descriptor_response().file_descriptor_proto_size(), 2);  // + timestamp
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(E2ETest, CliCommandsAndExitCodes) {
+  const std::string t = "--target=" + server_->target();
+  CliResult kernels = RunCli("kernels " + t);
+  EXPECT_EQ(kernels.exit_code, 0);
+  EXPECT_NE(kernels.out.find("add_f16x8_pack"), std::string::npos);
+
+  CliResult devices = RunCli("devices --format=json " + t);
+  EXPECT_EQ(devices.exit_code, 0);
+  v1::ListDevicesResponse parsed_devices;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(devices.out, &parsed_devices).ok());
+  EXPECT_EQ(parsed_devices.devices_size(), 2);
+
+  CliResult run = RunCli("run add_f32x4 --size=4Ki --format=json --seed=5 " + t);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  v1::RunResult parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &parsed).ok()) << run.out;
+  EXPECT_EQ(parsed.request().elements(), 4096);
+  EXPECT_EQ(parsed.request().seed(), 5u);
+  EXPECT_TRUE(parsed.verification().passed());
+
+  CliResult table = RunCli("run saxpy_balanced --size 1000 " + t);
+  EXPECT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("verification  pass"), std::string::npos) << table.out;
+
+  CliResult csv = RunCli("sweep --kernels=add_f16,add_f16x2 --sizes=1Ki,3000 --format=csv " + t);
+  EXPECT_EQ(csv.exit_code, 0);
+  std::vector<std::string> lines = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 5u) << csv.out;  // header + 4 results
+  EXPECT_EQ(lines[0].rfind("kernel,dtype,elements", 0), 0u);
+
+  EXPECT_EQ(RunCli("run nope --size=1 " + t).exit_code, 1);
+  EXPECT_EQ(RunCli("run add_f32 --size=12X " + t).exit_code, 2);
+  EXPECT_EQ(RunCli("frobnicate " + t).exit_code, 2);
+  EXPECT_EQ(RunCli("kernels --target=127.0.0.1:1 --rpc_timeout_seconds=2").exit_code, 3);
+}
+
+TEST(E2EShutdown, SigtermDuringSweepEndsStreamAndExitsCleanly) {
+  ServerProcess server({"--shutdown_grace_seconds=1"});
+  auto stub = Benchmark::NewStub(server.Channel());
+  grpc::ClientContext c;
+  c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  v1::RunSweepRequest req;
+  req.add_kernels("add_f32");
+  for (int i = 0; i < 50; ++i) req.add_sizes(100000 + i);
+  req.mutable_measurement()->set_min_time_seconds(0.2);
+  auto reader = stub->RunSweep(&c, req);
+  v1::RunSweepResponse event;
+  ASSERT_TRUE(reader->Read(&event));  // the sweep has started
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(server.SignalAndWait(SIGTERM, std::chrono::seconds(20)), 0) << server.Log();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  while (reader->Read(&event)) {
+  }
+  EXPECT_FALSE(reader->Finish().ok());  // the sweep did not complete: it says so
+  EXPECT_NE(server.Log().find("stopped cleanly"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpubench

@@ -1,0 +1,147 @@
+#include "server/engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "engine/fake_backend.h"
+
+namespace gpubench {
+namespace {
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void Make(int capacity, int devices = 1) {
+    testing::FakeScript script;
+    script.release = &release_;
+    script.samples_taken = &samples_;
+    script.devices = devices;
+    ServerLimits limits;
+    limits.queue_capacity = capacity;
+    engine_ = std::make_unique<Engine>(std::make_unique<testing::FakeBackend>(script), limits);
+  }
+  RunSpec Spec(int device = 0) {
+    RunRequest r;
+    r.kernel = "add_f32";
+    r.elements = 256;
+    r.device_index = device;
+    r.measurement.min_samples = 3;
+    r.measurement.min_time_seconds = 0.001;
+    return *engine_->Resolve(r);
+  }
+  struct Waiter {
+    std::promise<absl::StatusOr<RunResult>> promise;
+    std::future<absl::StatusOr<RunResult>> future = promise.get_future();
+    std::atomic<bool> started{false};
+    JobCallbacks Callbacks() {
+      JobCallbacks cb;
+      cb.on_start = [this] { started = true; };
+      cb.on_done = [this](absl::StatusOr<RunResult> r) { promise.set_value(std::move(r)); };
+      return cb;
+    }
+  };
+  void TearDown() override { release_ = true; }
+
+  std::atomic<bool> release_{false};
+  std::atomic<int> samples_{0};
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineTest, FifoPositionsAndFullQueue) {
+  Make(/*capacity=*/2);
+  Waiter first, second, third, fourth;
+  int position = -1;
+  ASSERT_TRUE(engine_->Submit(Spec(), absl::InfiniteFuture(), first.Callbacks(), &position).ok());
+  EXPECT_EQ(position, 0);
+  // Wait until the first run holds the worker, so only it counts ahead of the next ones.
+  while (!first.started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(engine_->QueueDepth(0), 1);
+  ASSERT_TRUE(engine_->Submit(Spec(), absl::InfiniteFuture(), second.Callbacks(), &position).ok());
+  EXPECT_EQ(position, 1);
+  ASSERT_TRUE(engine_->Submit(Spec(), absl::InfiniteFuture(), third.Callbacks(), &position).ok());
+  EXPECT_EQ(position, 2);
+  absl::StatusOr<std::shared_ptr<Job>> rejected =
+      engine_->Submit(Spec(), absl::InfiniteFuture(), fourth.Callbacks(), &position);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.status().code(), absl::StatusCode::kResourceExhausted);
+  release_ = true;
+  EXPECT_TRUE(first.future.get().ok());
+  EXPECT_TRUE(second.future.get().ok());
+  EXPECT_TRUE(third.future.get().ok());
+}
+
+TEST_F(EngineTest, CancelWhileQueuedAnswersAtOnce) {
+  Make(4);
+  Waiter running, queued;
+  ASSERT_TRUE(engine_->Submit(Spec(), absl::InfiniteFuture(), running.Callbacks(), nullptr).ok());
+  auto job = engine_->Submit(Spec(), absl::InfiniteFuture(), queued.Callbacks(), nullptr);
+  ASSERT_TRUE(job.ok());
+  (*job)->Cancel();
+  ASSERT_EQ(queued.future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(queued.future.get().status().code(), absl::StatusCode::kCancelled);
+  release_ = true;
+  EXPECT_TRUE(running.future.get().ok());
+}
+
+TEST_F(EngineTest, CancelWhileRunningStopsAtSampleBoundary) {
+  Make(4);
+  release_ = true;
+  Waiter w;
+  RunSpec spec = Spec();
+  spec.measurement.min_samples = 1000000;
+  spec.measurement.max_samples = 1000000;
+  spec.measurement.timeout_seconds = 100;
+  auto job = engine_->Submit(spec, absl::InfiniteFuture(), w.Callbacks(), nullptr);
+  ASSERT_TRUE(job.ok());
+  while (samples_ < 5) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  (*job)->Cancel();
+  ASSERT_EQ(w.future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(w.future.get().status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(EngineTest, DeadlineWhileRunning) {
+  Make(4);
+  release_ = true;
+  Waiter w;
+  RunSpec spec = Spec();
+  spec.measurement.min_samples = 1000000;
+  spec.measurement.max_samples = 1000000;
+  spec.measurement.timeout_seconds = 100;
+  ASSERT_TRUE(engine_->Submit(spec, absl::Now() + absl::Milliseconds(50), w.Callbacks(), nullptr).ok());
+  ASSERT_EQ(w.future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(w.future.get().status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(EngineTest, DevicesRunConcurrently) {
+  Make(4, /*devices=*/2);
+  Waiter a, b;
+  ASSERT_TRUE(engine_->Submit(Spec(0), absl::InfiniteFuture(), a.Callbacks(), nullptr).ok());
+  int position = -1;
+  ASSERT_TRUE(engine_->Submit(Spec(1), absl::InfiniteFuture(), b.Callbacks(), &position).ok());
+  EXPECT_EQ(position, 0);  // device 1's queue is independent of device 0's
+  release_ = true;
+  EXPECT_EQ(a.future.get()->spec.device_index, 0);
+  EXPECT_EQ(b.future.get()->spec.device_index, 1);
+}
+
+TEST_F(EngineTest, ShutdownCancelsWhatGraceDoesNotCover) {
+  Make(4);
+  Waiter running, queued;
+  RunSpec spec = Spec();
+  ASSERT_TRUE(engine_->Submit(spec, absl::InfiniteFuture(), running.Callbacks(), nullptr).ok());
+  ASSERT_TRUE(engine_->Submit(spec, absl::InfiniteFuture(), queued.Callbacks(), nullptr).ok());
+  std::thread releaser([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    release_ = true;
+  });
+  engine_->Shutdown(absl::Milliseconds(50));
+  releaser.join();
+  EXPECT_FALSE(queued.future.get().ok());
+  Waiter late;
+  auto rejected = engine_->Submit(spec, absl::InfiniteFuture(), late.Callbacks(), nullptr);
+  EXPECT_EQ(rejected.status().code(), absl::StatusCode::kUnavailable);
+  running.future.get();
+}
+
+}  // namespace
+}  // namespace gpubench

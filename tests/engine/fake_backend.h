@@ -1,0 +1,91 @@
+// A scripted Backend for engine tests: sample times, clocks and blocking are under test control,
+// while data and verification go through the real CPU kernels.
+#ifndef GPUBENCH_TESTS_ENGINE_FAKE_BACKEND_H_
+#define GPUBENCH_TESTS_ENGINE_FAKE_BACKEND_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+
+#include "kernels/backend.h"
+#include "kernels/cpu_backend.h"
+
+namespace gpubench::testing {
+
+struct FakeScript {
+  std::function<double(int sample)> seconds = [](int) { return 1e-3; };
+  std::function<std::optional<double>(int sample)> clock_hz = [](int) {
+    return std::optional<double>();
+  };
+  double default_clock_hz = 0;
+  // When set, every sample waits until `release` is true (to hold a worker busy).
+  std::atomic<bool>* release = nullptr;
+  std::atomic<int>* samples_taken = nullptr;
+  bool corrupt_output = false;
+  int64_t free_memory_bytes = int64_t{1} << 30;
+  int devices = 1;
+};
+
+class FakeSession final : public Session {
+ public:
+  FakeSession(std::unique_ptr<Session> real, const FakeScript& script)
+      : real_(std::move(real)), script_(script) {}
+  const LaunchGeometry& geometry() const override { return real_->geometry(); }
+  absl::Status Warmup(int) override { return absl::OkStatus(); }
+  absl::StatusOr<double> ColdSample() override { return Next(); }
+  absl::StatusOr<double> HotSample(int batch) override { return Next() * batch; }
+  std::optional<double> CurrentClockHz() override { return script_.clock_hz(sample_ - 1); }
+  absl::Status RunOnceAndRead(void* out) override {
+    absl::Status s = real_->RunOnceAndRead(out);
+    if (script_.corrupt_output) static_cast<unsigned char*>(out)[0] ^= 0x40;
+    return s;
+  }
+  KernelResources Resources() const override { return real_->Resources(); }
+
+ private:
+  double Next() {
+    if (script_.release != nullptr) {
+      while (!script_.release->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (script_.samples_taken != nullptr) ++*script_.samples_taken;
+    return script_.seconds(sample_++);
+  }
+  std::unique_ptr<Session> real_;
+  const FakeScript& script_;
+  int sample_ = 0;
+};
+
+class FakeBackend final : public Backend {
+ public:
+  explicit FakeBackend(FakeScript script)
+      : script_(std::move(script)), cpu_(MakeCpuBackend({.devices = script_.devices, .threads_per_device = 1})) {}
+  absl::string_view name() const override { return "fake"; }
+  int device_count() const override { return script_.devices; }
+  absl::StatusOr<DeviceInfo> Describe(int device) const override {
+    DeviceInfo d;
+    d.index = device;
+    d.backend = "fake";
+    d.max_threads_per_block = 1024;
+    d.sm_clock_hz = script_.default_clock_hz;
+    d.peak_bandwidth_bytes_per_second = 1e12;
+    d.free_memory_bytes = script_.free_memory_bytes;
+    return d;
+  }
+  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+                                                const LaunchGeometry& geometry,
+                                                const HostData& data) override {
+    auto real = cpu_->Open(device, variant, geometry, data);
+    if (!real.ok()) return real.status();
+    return std::unique_ptr<Session>(new FakeSession(*std::move(real), script_));
+  }
+  FakeScript& script() { return script_; }
+
+ private:
+  FakeScript script_;
+  std::unique_ptr<Backend> cpu_;
+};
+
+}  // namespace gpubench::testing
+
+#endif  // GPUBENCH_TESTS_ENGINE_FAKE_BACKEND_H_

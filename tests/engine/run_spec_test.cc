@@ -1,0 +1,129 @@
+#include "server/engine/run_spec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine/fake_backend.h"
+
+namespace gpubench {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ResolveTest : public ::testing::Test {
+ protected:
+  ResolveTest() : backend_(testing::FakeScript{.devices = 2}) {}
+  absl::StatusOr<RunSpec> Resolve(const RunRequest& r) {
+    return ResolveRunRequest(r, backend_, limits_);
+  }
+  RunRequest Valid() {
+    RunRequest r;
+    r.kernel = "add_f32x4";
+    r.elements = 1000;
+    return r;
+  }
+  testing::FakeBackend backend_;
+  ServerLimits limits_;
+};
+
+TEST_F(ResolveTest, DefaultsResolved) {
+  absl::StatusOr<RunSpec> s = Resolve(Valid());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->kernel->name, "add_f32x4");
+  EXPECT_EQ(s->geometry.block_size, 64);
+  EXPECT_EQ(s->geometry.items_per_thread, 4);
+  EXPECT_EQ(s->geometry.grid_size, 4);  // ceil(1000 / 256), the seed's grid
+  EXPECT_EQ(s->cache_mode, CacheMode::kCold);
+  EXPECT_TRUE(s->verify);
+  EXPECT_EQ(s->measurement.min_samples, 10);
+  EXPECT_DOUBLE_EQ(s->measurement.max_noise, 0.005);
+  EXPECT_DOUBLE_EQ(s->measurement.timeout_seconds, 15);
+}
+
+TEST_F(ResolveTest, RequestOverridesAndSeedEcho) {
+  RunRequest r = Valid();
+  r.block_size = 256;
+  r.cache_mode = CacheMode::kHot;
+  r.seed = 1234;
+  r.verify = false;
+  r.measurement.min_samples = 3;
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.block_size, 256);
+  EXPECT_EQ(s->geometry.grid_size, 1);
+  EXPECT_EQ(s->seed, 1234u);
+  EXPECT_FALSE(s->verify);
+  EXPECT_EQ(s->measurement.min_samples, 3);
+}
+
+struct BadCase {
+  const char* what;
+  std::function<void(RunRequest&)> mutate;
+  absl::StatusCode code;
+  const char* message_part;
+};
+
+TEST_F(ResolveTest, EveryInvalidInputClass) {
+  const std::vector<BadCase> cases = {
+      {"unknown kernel", [](RunRequest& r) { r.kernel = "add_f64"; }, absl::StatusCode::kNotFound,
+       "valid kernels"},
+      {"empty kernel", [](RunRequest& r) { r.kernel = ""; }, absl::StatusCode::kInvalidArgument,
+       "kernel is required"},
+      {"zero size", [](RunRequest& r) { r.elements = 0; }, absl::StatusCode::kInvalidArgument,
+       "at least 1"},
+      {"negative size", [](RunRequest& r) { r.elements = -5; },
+       absl::StatusCode::kInvalidArgument, "at least 1"},
+      {"size over limit", [](RunRequest& r) { r.elements = (int64_t{1} << 31) + 1; },
+       absl::StatusCode::kInvalidArgument, "--max_elements"},
+      {"device out of range", [](RunRequest& r) { r.device_index = 2; },
+       absl::StatusCode::kInvalidArgument, "out of range"},
+      {"negative device", [](RunRequest& r) { r.device_index = -1; },
+       absl::StatusCode::kInvalidArgument, "out of range"},
+      {"block not multiple of 32", [](RunRequest& r) { r.block_size = 100; },
+       absl::StatusCode::kInvalidArgument, "multiple of the warp size"},
+      {"negative block", [](RunRequest& r) { r.block_size = -32; },
+       absl::StatusCode::kInvalidArgument, "multiple of the warp size"},
+      {"block over device max", [](RunRequest& r) { r.block_size = 2048; },
+       absl::StatusCode::kInvalidArgument, "device maximum"},
+      {"block on library kernel", [](RunRequest& r) { r.kernel = "cub_add_f32"; r.block_size = 128; },
+       absl::StatusCode::kInvalidArgument, "omit block_size"},
+      {"negative samples", [](RunRequest& r) { r.measurement.min_samples = -1; },
+       absl::StatusCode::kInvalidArgument, "min_samples"},
+      {"max below min samples",
+       [](RunRequest& r) { r.measurement.min_samples = 10; r.measurement.max_samples = 5; },
+       absl::StatusCode::kInvalidArgument, "max_samples"},
+      {"noise over 1", [](RunRequest& r) { r.measurement.max_noise = 2; },
+       absl::StatusCode::kInvalidArgument, "max_noise"},
+      {"timeout over limit", [](RunRequest& r) { r.measurement.timeout_seconds = 1e6; },
+       absl::StatusCode::kInvalidArgument, "timeout_seconds"},
+      {"negative min time", [](RunRequest& r) { r.measurement.min_time_seconds = -1; },
+       absl::StatusCode::kInvalidArgument, "min_time_seconds"},
+      {"too many warmups", [](RunRequest& r) { r.measurement.warmup_launches = 1 << 20; },
+       absl::StatusCode::kInvalidArgument, "warmup_launches"},
+      {"over free memory", [](RunRequest& r) { r.elements = int64_t{1} << 30; },
+       absl::StatusCode::kResourceExhausted, "bytes free"},
+  };
+  for (const BadCase& c : cases) {
+    RunRequest r = Valid();
+    c.mutate(r);
+    absl::StatusOr<RunSpec> s = Resolve(r);
+    ASSERT_FALSE(s.ok()) << c.what;
+    EXPECT_EQ(s.status().code(), c.code) << c.what << ": " << s.status();
+    EXPECT_THAT(std::string(s.status().message()), HasSubstr(c.message_part)) << c.what;
+  }
+}
+
+TEST_F(ResolveTest, GridLimit) {
+  RunRequest r = Valid();
+  r.kernel = "add_f32";
+  r.block_size = 32;
+  r.elements = int64_t{1} << 37;
+  limits_.max_elements = int64_t{1} << 40;
+  backend_.script().free_memory_bytes = int64_t{1} << 50;
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("grid limit"));
+}
+
+}  // namespace
+}  // namespace gpubench

@@ -1,0 +1,59 @@
+#include "kernels/catalog.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace gpubench {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Catalog, HasTheSeedVariantsAndBaselines) {
+  for (const char* name : {"add_f32", "add_f32x4", "add_f16", "add_f16x2", "add_f16x8",
+                           "add_f16x8_pack", "saxpy_minimal", "saxpy_sophisticated",
+                           "saxpy_balanced", "cub_add_f32", "cub_add_f16", "cub_add_bf16",
+                           "copy_d2d"}) {
+    EXPECT_TRUE(FindKernel(name).ok()) << name;
+  }
+}
+
+TEST(Catalog, EntriesAreWellFormed) {
+  std::set<std::string> names;
+  for (const KernelVariant& k : AllKernels()) {
+    EXPECT_TRUE(names.insert(std::string(k.name)).second) << "duplicate " << k.name;
+    EXPECT_NE(k.cpu, nullptr) << k.name;
+    EXPECT_FALSE(k.description.empty()) << k.name;
+    EXPECT_FALSE(k.provenance.empty()) << k.name;
+    EXPECT_EQ(k.default_policy.block_size % 32, 0) << k.name;
+    const int expected_bytes =
+        (k.family == KernelFamily::kCopy ? 2 : 3) * DTypeSize(k.dtype);
+    EXPECT_EQ(k.bytes_per_element, expected_bytes) << k.name;
+#if GPUBENCH_HAVE_CUDA
+    EXPECT_NE(k.cuda, nullptr) << k.name << " has no CUDA launcher";
+#endif
+  }
+}
+
+TEST(Catalog, SeedLaunchPoliciesReproduceTheSeedGrid) {
+  // The seed: 256 threads per block, x4 variant 64 threads, x8 variants 32 threads, all over
+  // ceil(N / 256) blocks.
+  for (const char* name : {"add_f32", "add_f32x4", "add_f16x8", "add_f16x8_pack", "add_f16"}) {
+    const KernelVariant& k = **FindKernel(name);
+    EXPECT_EQ(k.default_policy.block_size * k.default_policy.items_per_thread, 256) << name;
+  }
+  EXPECT_EQ((*FindKernel("add_f32x4"))->default_policy.block_size, 64);
+  EXPECT_EQ((*FindKernel("add_f16x8"))->default_policy.block_size, 32);
+  EXPECT_EQ((*FindKernel("saxpy_balanced"))->default_policy.block_size, 1024);
+}
+
+TEST(Catalog, UnknownKernelListsValidNames) {
+  absl::StatusOr<const KernelVariant*> k = FindKernel("add_f64");
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(k.status().message()), HasSubstr("add_f16x8_pack"));
+}
+
+}  // namespace
+}  // namespace gpubench
