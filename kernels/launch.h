@@ -32,9 +32,11 @@ using CpuKernelFn = void (*)(const KernelBuffers& buffers, const LaunchGeometry&
                              int64_t thread_begin, int64_t thread_end);
 
 // Enqueues one launch on `stream` (a cudaStream_t) and returns the cudaError_t of the launch as an
-// int (0 = success). Defined in kernels/cuda/*.cu; declared in kernels/cuda/launchers.h.
+// int (0 = success). When `symbol` is not null it launches nothing: it stores the __global__
+// function (for cudaFuncGetAttributes and the occupancy API), or null where a library chooses
+// the kernel, and returns 0. Defined in kernels/cuda/*.cu; declared in kernels/cuda/launchers.h.
 using CudaLaunchFn = int (*)(const KernelBuffers& buffers, const LaunchGeometry& geometry,
-                             void* stream);
+                             void* stream, const void** symbol);
 
 }  // namespace gpubench
 

@@ -60,7 +60,8 @@ std::unique_ptr<Backend> ChooseBackend(const std::string& which) {
       spdlog::critical("backend=cuda requested but unavailable: {}", cuda.status().ToString());
       return nullptr;
     }
-    spdlog::info("backend=auto: no usable CUDA device ({}); using cpu", cuda.status().message());
+    spdlog::info("backend=auto: no usable CUDA device ({}); using cpu",
+                 std::string(cuda.status().message()));
 #else
     if (which == "cuda") {
       spdlog::critical("backend=cuda requested but this build has no CUDA backend");

@@ -1,6 +1,6 @@
-// Host-only declarations of the device launchers in kernels/cuda/*.cu. Each enqueues one launch
-// on `stream` (a cudaStream_t) and returns the cudaError_t of the launch (0 = success). Nothing
-// here needs CUDA headers, so the catalog can name launchers without including device code.
+// Host-only declarations of the device launchers in kernels/cuda/*.cu, with the CudaLaunchFn
+// contract of kernels/launch.h. Nothing here needs CUDA headers, so the catalog can name
+// launchers without including device code.
 #ifndef GPUBENCH_KERNELS_CUDA_LAUNCHERS_H_
 #define GPUBENCH_KERNELS_CUDA_LAUNCHERS_H_
 
@@ -9,7 +9,8 @@
 namespace gpubench::cuda {
 
 #define GPUBENCH_DECLARE_CUDA_LAUNCHER(name) \
-  int name(const KernelBuffers& buffers, const LaunchGeometry& geometry, void* stream)
+  int name(const KernelBuffers& buffers, const LaunchGeometry& geometry, void* stream, \
+           const void** symbol)
 
 GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchAddF32);
 GPUBENCH_DECLARE_CUDA_LAUNCHER(LaunchAddF32x4);

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Packs the CUDA build's binaries and every shared library they need (except glibc, libstdc++
+# and libgcc, which the GPU machine has) into .bundle/, stripped, for the device tool to carry.
+#   bench/make_bundle.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+rm -rf .bundle && mkdir -p .bundle/bin .bundle/lib
+for b in gpubench_server gpubench event_timer tests/gpu_test tests/engine_test tests/kernels_test; do
+  cp "$build/$b" .bundle/bin/
+done
+for b in .bundle/bin/*; do
+  ldd "$b" | awk '/=> \//{print $3}'
+done | sort -u | grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' |
+  while read -r lib; do cp -L "$lib" .bundle/lib/; done
+strip --strip-unneeded .bundle/bin/* .bundle/lib/* 2>/dev/null || true
+du -sh .bundle

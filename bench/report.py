@@ -1,0 +1,73 @@
+"""Builds the side-by-side table from one device run.
+
+    python3 bench/report.py server.csv torch.csv events.csv
+
+server.csv: `gpubench sweep --format=csv` output (all modes concatenated, headers repeated ok).
+torch.csv / events.csv: rows kernel,elements,mode,reps,median_seconds,bandwidth_bytes_per_second.
+Ratios are other_time / variant_time: above 1.00 the variant is faster.
+"""
+import csv
+import sys
+
+
+def read_simple(path):
+    out = {}
+    with open(path) as f:
+        for row in csv.reader(f):
+            if not row or row[0] == "kernel":
+                continue
+            kernel, n, mode, _reps, median, _bw = row[:6]
+            out[(kernel, int(n), mode)] = float(median)
+    return out
+
+
+def human(n):
+    for factor, suffix in ((1 << 30, "Gi"), (1 << 20, "Mi"), (1 << 10, "Ki")):
+        if n % factor == 0:
+            return f"{n // factor}{suffix}"
+    return str(n)
+
+
+def main():
+    server_path, torch_path, events_path = sys.argv[1:4]
+    torch = read_simple(torch_path)
+    events = read_simple(events_path)
+    rows = []
+    with open(server_path) as f:
+        for row in csv.DictReader(f):
+            if row["kernel"] == "kernel" or not row.get("median_seconds"):
+                continue
+            rows.append(row)
+    by_key = {(r["kernel"], int(r["elements"]), r["cache_mode"]): r for r in rows}
+    print("| variant | dtype | N | mode | median | GB/s | % of peak | vs torch.add | vs cub | "
+          "independent events Δ | verified |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        kernel, dtype = r["kernel"], r["dtype"]
+        n, mode = int(r["elements"]), r["cache_mode"]
+        t = float(r["median_seconds"])
+        bw = float(r["bandwidth_bytes_per_second"]) / 1e9
+        peak = r["percent_of_peak"] or "-"
+        vs_torch = "-"
+        if kernel.startswith(("add_", "cub_add_")):
+            tt = torch.get((f"torch_add_{dtype}", n, mode))
+            vs_torch = f"{tt / t:.2f}" if tt else "-"
+        vs_cub = "-"
+        cub = by_key.get((f"cub_add_{dtype}", n, mode))
+        if cub and kernel.startswith("add_") or (cub and kernel.startswith("cub_")):
+            vs_cub = f"{float(cub['median_seconds']) / t:.2f}"
+        ev = events.get((kernel, n, mode))
+        delta = f"{100 * (t - ev) / ev:+.1f}%" if ev else "-"
+        print(f"| {kernel} | {dtype} | {human(n)} | {mode} | {t * 1e6:.2f} us | {bw:.0f} | {peak} | "
+              f"{vs_torch} | {vs_cub} | {delta} | {r['verified']} |")
+    print()
+    print("torch.add reference (CUDA events, same cold/hot discipline):")
+    print("| torch | N | mode | median | GB/s |")
+    print("|---|---|---|---|---|")
+    for (kernel, n, mode), t in sorted(torch.items()):
+        size = {"f32": 4}.get(kernel.rsplit("_", 1)[1], 2)
+        print(f"| {kernel} | {human(n)} | {mode} | {t * 1e6:.2f} us | {3 * n * size / t / 1e9:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

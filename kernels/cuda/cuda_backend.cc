@@ -1,0 +1,341 @@
+#include "kernels/cuda/cuda_backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/timing.h"
+
+namespace gpubench {
+namespace {
+
+// A blocking kernel that waits longer than this means the host could not queue the timed
+// launches in time: the sample would include launch latency, so it is rejected.
+constexpr uint64_t kBlockingTimeoutNs = 2'000'000'000;
+// Window of the clock-measuring kernel: %globaltimer ticks about every microsecond, so 100 us
+// gives the SM clock to about 1%.
+constexpr uint64_t kClockWindowNs = 100'000;
+
+std::string FormatUuid(const cudaUUID_t& uuid) {
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  return absl::StrFormat(
+      "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+      b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+std::string FormatCudaVersion(int v) { return absl::StrCat(v / 1000, ".", (v % 1000) / 10); }
+
+struct DeviceFree {
+  void operator()(void* p) const { cudaFree(p); }
+};
+using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
+
+class CudaSession final : public Session {
+ public:
+  CudaSession(int device, const KernelVariant& variant, const LaunchGeometry& geometry,
+              const HostData& data, const DeviceInfo& info)
+      : device_(device), variant_(variant), geometry_(geometry), data_(data), info_(info) {}
+
+  ~CudaSession() override {
+    cudaSetDevice(device_);
+    if (stream_ != nullptr) {
+      *flag_ = 1;  // never leave a blocking kernel spinning
+      cudaStreamSynchronize(stream_);
+    }
+    if (start_ != nullptr) cudaEventDestroy(start_);
+    if (stop_ != nullptr) cudaEventDestroy(stop_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    if (host_flag_ != nullptr) cudaFreeHost(host_flag_);
+    in0_.reset();
+    in1_.reset();
+    out_.reset();
+    flush_.reset();
+    clock_.reset();
+  }
+
+  absl::Status Init() {
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
+    CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
+    // Flag and timeout word in pinned, mapped host memory: the host releases the blocking kernel
+    // by writing the flag while the stream is held.
+    CUDA_RETURN_IF_ERROR(cudaHostAlloc(&host_flag_, 2 * sizeof(int32_t), cudaHostAllocMapped));
+    flag_ = static_cast<volatile int32_t*>(host_flag_);
+    flag_[0] = 0;
+    flag_[1] = 0;
+    void* device_flag = nullptr;
+    CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&device_flag, host_flag_, 0));
+    device_flag_ = static_cast<int32_t*>(device_flag);
+
+    const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
+    RETURN_IF_ERROR(Allocate(&in0_, bytes));
+    RETURN_IF_ERROR(Allocate(&out_, bytes));
+    if (!data_.in1.empty()) RETURN_IF_ERROR(Allocate(&in1_, bytes));
+    flush_bytes_ = static_cast<size_t>(std::max<int64_t>(info_.l2_cache_bytes, 1 << 20));
+    RETURN_IF_ERROR(Allocate(&flush_, flush_bytes_));
+    RETURN_IF_ERROR(Allocate(&clock_, 2 * sizeof(unsigned long long)));
+    CUDA_RETURN_IF_ERROR(cudaMemcpy(in0_.get(), data_.in0.data(), bytes, cudaMemcpyHostToDevice));
+    if (in1_) {
+      CUDA_RETURN_IF_ERROR(
+          cudaMemcpy(in1_.get(), data_.in1.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    RETURN_IF_ERROR(ResetOutput());
+    buffers_.in0 = in0_.get();
+    buffers_.in1 = in1_ ? in1_.get() : nullptr;
+    buffers_.out = out_.get();
+    buffers_.n = data_.n;
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    return absl::OkStatus();
+  }
+
+  const LaunchGeometry& geometry() const override { return geometry_; }
+
+  absl::Status Warmup(int launches) override {
+    for (int i = 0; i < launches; ++i) RETURN_IF_ERROR(Launch());
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<double> ColdSample() override {
+    // Evict the run's data from L2 by writing a buffer of L2's size, a new value each time.
+    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(flush_.get(), ++flush_value_ & 0xff, flush_bytes_, stream_));
+    return TimeLaunches(1);
+  }
+
+  absl::StatusOr<double> HotSample(int batch) override { return TimeLaunches(batch); }
+
+  std::optional<double> CurrentClockHz() override {
+    auto* d_out = static_cast<unsigned long long*>(clock_.get());
+    if (cuda::LaunchClockKernel(d_out, kClockWindowNs, stream_) != cudaSuccess) return std::nullopt;
+    unsigned long long host[2] = {0, 0};
+    if (cudaMemcpyAsync(host, d_out, sizeof(host), cudaMemcpyDeviceToHost, stream_) != cudaSuccess ||
+        cudaStreamSynchronize(stream_) != cudaSuccess || host[1] == 0) {
+      return std::nullopt;
+    }
+    return static_cast<double>(host[0]) / static_cast<double>(host[1]) * 1e9;
+  }
+
+  absl::Status RunOnceAndRead(void* out) override {
+    RETURN_IF_ERROR(ResetOutput());
+    RETURN_IF_ERROR(Launch());
+    const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out, out_.get(), bytes, cudaMemcpyDeviceToHost, stream_));
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    return absl::OkStatus();
+  }
+
+  KernelResources Resources() const override {
+    KernelResources r;
+    const void* symbol = nullptr;
+    variant_.cuda(buffers_, geometry_, stream_, &symbol);
+    if (symbol == nullptr) {
+      r.unavailable_reason = absl::StrCat(
+          variant_.name, " is launched by a library (CUB / cudaMemcpy) that picks its own kernel "
+                         "and configuration; gpubench cannot see its resources");
+      return r;
+    }
+    cudaFuncAttributes attr{};
+    if (cudaError_t e = cudaFuncGetAttributes(&attr, symbol); e != cudaSuccess) {
+      r.unavailable_reason = absl::StrCat("cudaFuncGetAttributes: ", cudaGetErrorString(e));
+      return r;
+    }
+    int blocks = 0;
+    if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, symbol, geometry_.block_size, geometry_.dynamic_shared_bytes);
+        e != cudaSuccess) {
+      r.unavailable_reason = absl::StrCat("cudaOccupancyMaxActiveBlocksPerMultiprocessor: ",
+                                          cudaGetErrorString(e));
+      return r;
+    }
+    r.available = true;
+    r.registers_per_thread = attr.numRegs;
+    r.static_shared_bytes = static_cast<int>(attr.sharedSizeBytes);
+    r.local_bytes_per_thread = static_cast<int>(attr.localSizeBytes);
+    r.max_threads_per_block = attr.maxThreadsPerBlock;
+    r.ptx_version = attr.ptxVersion;
+    r.binary_version = attr.binaryVersion;
+    r.active_blocks_per_multiprocessor = blocks;
+    return r;
+  }
+
+ private:
+  absl::Status Allocate(DeviceBuffer* buffer, size_t bytes) {
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, std::max<size_t>(bytes, 256));
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky: clear it
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "cudaMalloc of ", bytes, " bytes failed on device ", device_, ": out of memory"));
+    }
+    CUDA_RETURN_IF_ERROR(e);
+    buffer->reset(p);
+    return absl::OkStatus();
+  }
+
+  // SAXPY starts from the seeded y; other variants from all-ones bytes (NaN in every dtype), so
+  // an element the kernel never writes fails verification.
+  absl::Status ResetOutput() {
+    const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
+    if (!data_.out_initial.empty()) {
+      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out_.get(), data_.out_initial.data(), bytes,
+                                           cudaMemcpyHostToDevice, stream_));
+    } else {
+      CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out_.get(), 0xff, bytes, stream_));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Launch() {
+    const int error = variant_.cuda(buffers_, geometry_, stream_, nullptr);
+    if (error != cudaSuccess) {
+      return absl::InternalError(absl::StrCat(
+          "launch of ", variant_.name, " (grid ", geometry_.grid_size, ", block ",
+          geometry_.block_size, ") on device ", device_, " failed: ",
+          cudaGetErrorName(static_cast<cudaError_t>(error)), " (",
+          cudaGetErrorString(static_cast<cudaError_t>(error)), ")"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Holds the stream with the blocking kernel, queues start event, `count` launches and stop
+  // event, releases the stream and returns the events' elapsed time in seconds.
+  absl::StatusOr<double> TimeLaunches(int count) {
+    flag_[0] = 0;
+    flag_[1] = 0;
+    CUDA_RETURN_IF_ERROR(cuda::LaunchBlockingKernel(device_flag_, device_flag_ + 1,
+                                                    kBlockingTimeoutNs, stream_));
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
+    absl::Status launched = absl::OkStatus();
+    for (int i = 0; i < count && launched.ok(); ++i) launched = Launch();
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
+    flag_[0] = 1;  // release
+    CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
+    RETURN_IF_ERROR(launched);
+    CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    if (flag_[1] != 0) {
+      return absl::UnavailableError(
+          "the blocking kernel timed out before the timed launches were queued; the host is too "
+          "slow or overloaded for a clean sample");
+    }
+    float ms = 0;
+    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
+  }
+
+  const int device_;
+  const KernelVariant& variant_;
+  const LaunchGeometry geometry_;
+  const HostData& data_;
+  const DeviceInfo info_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+  void* host_flag_ = nullptr;
+  volatile int32_t* flag_ = nullptr;
+  int32_t* device_flag_ = nullptr;
+  DeviceBuffer in0_, in1_, out_, flush_, clock_;
+  size_t flush_bytes_ = 0;
+  int flush_value_ = 0;
+  KernelBuffers buffers_;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int devices) : devices_(devices) {}
+
+  absl::string_view name() const override { return "cuda"; }
+  int device_count() const override { return devices_; }
+
+  absl::StatusOr<DeviceInfo> Describe(int device) const override {
+    if (device < 0 || device >= devices_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device index ", device, " out of range: ", devices_, " CUDA device(s)"));
+    }
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    cudaDeviceProp p{};
+    CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&p, device));
+    DeviceInfo d;
+    d.index = device;
+    d.backend = "cuda";
+    d.name = p.name;
+    d.uuid = FormatUuid(p.uuid);
+    char bus_id[32] = {0};
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), device) == cudaSuccess) d.pci_bus_id = bus_id;
+    d.compute_capability_major = p.major;
+    d.compute_capability_minor = p.minor;
+    d.multiprocessor_count = p.multiProcessorCount;
+    d.max_threads_per_multiprocessor = p.maxThreadsPerMultiProcessor;
+    d.max_blocks_per_multiprocessor = p.maxBlocksPerMultiProcessor;
+    d.registers_per_multiprocessor = p.regsPerMultiprocessor;
+    d.shared_memory_per_multiprocessor_bytes = static_cast<int64_t>(p.sharedMemPerMultiprocessor);
+    d.max_threads_per_block = p.maxThreadsPerBlock;
+    d.registers_per_block = p.regsPerBlock;
+    d.shared_memory_per_block_bytes = static_cast<int64_t>(p.sharedMemPerBlock);
+    d.shared_memory_per_block_optin_bytes = static_cast<int64_t>(p.sharedMemPerBlockOptin);
+    d.warp_size = p.warpSize;
+    d.l2_cache_bytes = p.l2CacheSize;
+    d.memory_bus_width_bits = p.memoryBusWidth;
+    int clock_khz = 0, memory_clock_khz = 0;
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+    CUDA_RETURN_IF_ERROR(
+        cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, device));
+    d.sm_clock_hz = clock_khz * 1e3;
+    d.memory_clock_hz = memory_clock_khz * 1e3;
+    // Double data rate: two transfers per memory clock over the whole bus.
+    d.peak_bandwidth_bytes_per_second = 2.0 * d.memory_clock_hz * d.memory_bus_width_bits / 8.0;
+    size_t free_bytes = 0, total_bytes = 0;
+    CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
+    d.free_memory_bytes = static_cast<int64_t>(free_bytes);
+    d.total_memory_bytes = static_cast<int64_t>(total_bytes);
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    d.driver_version = absl::StrCat("CUDA ", FormatCudaVersion(driver));
+    d.runtime_version = absl::StrCat("CUDA runtime ", FormatCudaVersion(runtime));
+    return d;
+  }
+
+  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+                                                const LaunchGeometry& geometry,
+                                                const HostData& data) override {
+    if (variant.cuda == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("kernel ", variant.name, " has no CUDA implementation in this build"));
+    }
+    ASSIGN_OR_RETURN(const DeviceInfo info, Describe(device));
+    if (geometry.block_size > info.max_threads_per_block) {
+      return absl::InvalidArgumentError(absl::StrCat("block_size ", geometry.block_size,
+                                                     " exceeds the device maximum ",
+                                                     info.max_threads_per_block));
+    }
+    auto session = std::make_unique<CudaSession>(device, variant, geometry, data, info);
+    RETURN_IF_ERROR(session->Init());
+    return session;
+  }
+
+ private:
+  const int devices_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return absl::UnavailableError(absl::StrCat("cudaGetDeviceCount: ", cudaGetErrorName(e), " (",
+                                               cudaGetErrorString(e), ")"));
+  }
+  if (count == 0) return absl::UnavailableError("no CUDA device visible");
+  return std::unique_ptr<Backend>(new CudaBackend(count));
+}
+
+}  // namespace gpubench

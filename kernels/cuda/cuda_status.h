@@ -1,0 +1,31 @@
+// The one CUDA error macro: keeps file, line and the call's text in the absl::Status.
+#ifndef GPUBENCH_KERNELS_CUDA_CUDA_STATUS_H_
+#define GPUBENCH_KERNELS_CUDA_CUDA_STATUS_H_
+
+#include <cuda_runtime_api.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace gpubench {
+
+// INTERNAL, or RESOURCE_EXHAUSTED for an out-of-memory error, naming the call and the site.
+inline absl::Status CudaStatus(cudaError_t error, const char* call, const char* file, int line) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  const std::string message = absl::StrCat(file, ":", line, ": ", call, " failed: ",
+                                           cudaGetErrorName(error), " (",
+                                           cudaGetErrorString(error), ")");
+  if (error == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(message);
+  return absl::InternalError(message);
+}
+
+}  // namespace gpubench
+
+#define CUDA_RETURN_IF_ERROR(call)                                                      \
+  do {                                                                                  \
+    ::absl::Status gpubench_cuda_status_ =                                              \
+        ::gpubench::CudaStatus(static_cast<cudaError_t>(call), #call, __FILE__, __LINE__); \
+    if (!gpubench_cuda_status_.ok()) return gpubench_cuda_status_;                      \
+  } while (0)
+
+#endif  // GPUBENCH_KERNELS_CUDA_CUDA_STATUS_H_

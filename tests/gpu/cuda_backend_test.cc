@@ -1,0 +1,166 @@
+// The CUDA backend on a real GPU (ctest label "gpu"). Where no GPU is usable every test skips
+// and prints why.
+#include <gtest/gtest.h>
+
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/reference.h"
+#include "server/engine/measurement.h"
+
+namespace gpubench {
+namespace {
+
+class CudaTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<Backend>> b = MakeCudaBackend();
+    if (b.ok()) {
+      backend_ = b->release();
+    } else {
+      skip_reason_ = new std::string(b.status().ToString());
+    }
+  }
+  void SetUp() override {
+    if (backend_ == nullptr) GTEST_SKIP() << "no usable CUDA GPU: " << *skip_reason_;
+  }
+  absl::StatusOr<RunResult> Run(RunRequest r) {
+    absl::StatusOr<RunSpec> spec = ResolveRunRequest(r, *backend_, ServerLimits());
+    if (!spec.ok()) return spec.status();
+    return MeasureRun(*backend_, *spec, [] { return false; }, &pool_);
+  }
+  static RunRequest Quick(const std::string& kernel, int64_t n) {
+    RunRequest r;
+    r.kernel = kernel;
+    r.elements = n;
+    r.measurement.min_samples = 3;
+    r.measurement.min_time_seconds = 1e-4;
+    r.measurement.max_noise = 1.0;
+    return r;
+  }
+  static Backend* backend_;
+  static std::string* skip_reason_;
+  ParallelPool pool_{0};
+};
+Backend* CudaTest::backend_ = nullptr;
+std::string* CudaTest::skip_reason_ = nullptr;
+
+TEST_F(CudaTest, DescribeFillsTheSpecs) {
+  absl::StatusOr<DeviceInfo> d = backend_->Describe(0);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->backend, "cuda");
+  EXPECT_FALSE(d->name.empty());
+  EXPECT_EQ(d->uuid.rfind("GPU-", 0), 0u) << d->uuid;
+  EXPECT_GE(d->compute_capability_major, 7);
+  EXPECT_GT(d->multiprocessor_count, 0);
+  EXPECT_GT(d->max_threads_per_multiprocessor, 0);
+  EXPECT_GT(d->max_blocks_per_multiprocessor, 0);
+  EXPECT_GT(d->registers_per_multiprocessor, 0);
+  EXPECT_GT(d->shared_memory_per_multiprocessor_bytes, 0);
+  EXPECT_EQ(d->warp_size, 32);
+  EXPECT_GT(d->l2_cache_bytes, 0);
+  EXPECT_GT(d->memory_bus_width_bits, 0);
+  EXPECT_GT(d->memory_clock_hz, 0);
+  EXPECT_GT(d->sm_clock_hz, 0);
+  EXPECT_GT(d->peak_bandwidth_bytes_per_second, 1e11);
+  EXPECT_GT(d->total_memory_bytes, d->free_memory_bytes / 2);
+  EXPECT_FALSE(d->driver_version.empty());
+}
+
+class EveryCudaVariant : public CudaTest, public ::testing::WithParamInterface<const KernelVariant*> {};
+
+TEST_P(EveryCudaVariant, VerifiedAtOddSizesColdAndHot) {
+  const KernelVariant& k = *GetParam();
+  for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{9}, int64_t{1023}, (int64_t{1} << 20) + 3,
+                    (int64_t{16} << 20) + 5}) {
+    for (CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
+      RunRequest r = Quick(std::string(k.name), n);
+      r.cache_mode = mode;
+      absl::StatusOr<RunResult> result = Run(r);
+      ASSERT_TRUE(result.ok()) << k.name << " n=" << n << ": " << result.status();
+      ASSERT_TRUE(result->verification.has_value());
+      EXPECT_TRUE(result->verification->passed)
+          << k.name << " n=" << n << " mode=" << CacheModeName(mode) << ": "
+          << result->verification->mismatches << " mismatches, first at "
+          << result->verification->first_mismatch_index << " expected "
+          << result->verification->first_mismatch_expected << " got "
+          << result->verification->first_mismatch_actual;
+      EXPECT_GE(result->stats.count, 3);
+      EXPECT_GT(result->stats.median_seconds, 0);
+      EXPECT_LE(result->stats.min_seconds, result->stats.median_seconds);
+      EXPECT_TRUE(result->percent_of_peak.has_value());
+      EXPECT_TRUE(result->min_clock_hz.has_value());
+    }
+  }
+}
+
+TEST_P(EveryCudaVariant, NonDefaultBlockSizes) {
+  const KernelVariant& k = *GetParam();
+  if (!k.default_policy.block_size_tunable) GTEST_SKIP() << k.name << ": library launch";
+  for (int block : {32, 128, 512, 1024}) {
+    RunRequest r = Quick(std::string(k.name), 1000003);
+    r.block_size = block;
+    absl::StatusOr<RunResult> result = Run(r);
+    ASSERT_TRUE(result.ok()) << k.name << " block=" << block << ": " << result.status();
+    EXPECT_TRUE(result->verification->passed) << k.name << " block=" << block;
+    EXPECT_TRUE(result->resources.available);
+    EXPECT_GT(result->resources.registers_per_thread, 0);
+    EXPECT_GT(result->resources.active_blocks_per_multiprocessor, 0);
+  }
+}
+
+std::vector<const KernelVariant*> Variants() {
+  std::vector<const KernelVariant*> out;
+  for (const KernelVariant& k : AllKernels()) out.push_back(&k);
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Catalog, EveryCudaVariant, ::testing::ValuesIn(Variants()),
+                         [](const auto& info) { return std::string(info.param->name); });
+
+TEST_F(CudaTest, SeedSaxpyResources) {
+  RunRequest r = Quick("saxpy_sophisticated", 1 << 20);
+  absl::StatusOr<RunResult> s = Run(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->resources.static_shared_bytes, 48 * 1024);
+  r.kernel = "saxpy_balanced";
+  absl::StatusOr<RunResult> b = Run(r);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->resources.static_shared_bytes, 16 * 1024);
+  r.kernel = "saxpy_minimal";
+  absl::StatusOr<RunResult> m = Run(r);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->resources.static_shared_bytes, 0);
+  EXPECT_GT(s->resources.registers_per_thread, m->resources.registers_per_thread);
+  EXPECT_EQ(s->resources.local_bytes_per_thread, 0);
+}
+
+TEST_F(CudaTest, LibraryLaunchesSayWhyResourcesAreUnavailable) {
+  absl::StatusOr<RunResult> r = Run(Quick("cub_add_f32", 1 << 20));
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->resources.available);
+  EXPECT_NE(r->resources.unavailable_reason.find("library"), std::string::npos);
+}
+
+TEST_F(CudaTest, TooLargeForMemoryFailsBeforeAllocating) {
+  absl::StatusOr<DeviceInfo> d = backend_->Describe(0);
+  ASSERT_TRUE(d.ok());
+  RunRequest r = Quick("add_f32", d->free_memory_bytes / 4);  // 3 buffers of 4 bytes > free
+  ServerLimits limits;
+  limits.max_elements = int64_t{1} << 40;
+  absl::StatusOr<RunSpec> spec = ResolveRunRequest(r, *backend_, limits);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST_F(CudaTest, ColdIsNotFasterThanHotInL2) {
+  // 1Mi floats x 3 buffers = 12 MiB: fits a modern L2, so hot (cache-warm) must beat cold.
+  RunRequest r = Quick("add_f32x4", 1 << 20);
+  r.cache_mode = CacheMode::kCold;
+  absl::StatusOr<RunResult> cold = Run(r);
+  r.cache_mode = CacheMode::kHot;
+  absl::StatusOr<RunResult> hot = Run(r);
+  ASSERT_TRUE(cold.ok() && hot.ok());
+  EXPECT_GT(hot->hot_batch_size, 1);
+  EXPECT_LT(hot->stats.median_seconds, cold->stats.median_seconds);
+}
+
+}  // namespace
+}  // namespace gpubench
