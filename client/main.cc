@@ -42,6 +42,8 @@ ABSL_FLAG(double, timeout, 0, "Sampling wall-time budget in seconds (0 = server 
 ABSL_FLAG(bool, verify, true, "Verify every element against the host reference.");
 ABSL_FLAG(int64_t, seed, -1, "Input data seed (-1 = server picks one, echoed in the result).");
 ABSL_FLAG(bool, progress, true, "sweep: show progress on stderr.");
+ABSL_FLAG(bool, profile, false,
+          "Add a hardware-counter pass (achieved occupancy, DRAM throughput); GPU servers only.");
 
 namespace gpubench::client {
 namespace {
@@ -142,6 +144,7 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args
   if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
   request.set_verify(absl::GetFlag(FLAGS_verify));
   if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
+  request.set_profile(absl::GetFlag(FLAGS_profile));
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::RunBenchmarkResponse response;
@@ -197,6 +200,7 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
   if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
   request.set_verify(absl::GetFlag(FLAGS_verify));
   if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
+  request.set_profile(absl::GetFlag(FLAGS_profile));
 
   grpc::ClientContext context;
   SetDeadline(&context);

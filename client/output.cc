@@ -199,7 +199,7 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
                       absl::StrFormat("%.2f%%", 100 * r.timing().relative_noise()),
                       FormatBytesPerSecond(r.throughput().bandwidth_bytes_per_second()), peak,
                       verified,
-                      r.occupancy().available()
+                      !r.occupancy().limiter().empty()
                           ? absl::StrFormat("%.0f%%", 100 * r.occupancy().theoretical_occupancy())
                           : "n/a"});
     }
@@ -253,15 +253,38 @@ std::string RenderResultDetail(const v1::RunResult& r) {
   if (o.available()) {
     absl::StrAppend(&out, "  launch        grid ", o.grid_size(), " x block ", o.block_size(),
                     ", ", absl::StrFormat("%.2f", o.waves()), " waves\n");
-    absl::StrAppend(&out, "  resources     ", o.registers_per_thread(), " registers/thread, ",
-                    o.static_shared_bytes(), " B static shared, ", o.local_bytes_per_thread(),
-                    " B local/thread\n");
-    absl::StrAppend(&out, "  occupancy     ", o.active_blocks_per_multiprocessor(),
-                    " blocks/SM, theoretical ",
-                    absl::StrFormat("%.1f%%", 100 * o.theoretical_occupancy()), "\n");
+    absl::StrAppend(&out, "  resources     ", o.registers_per_thread(), " registers/thread (",
+                    o.registers_per_warp_allocated(), " allocated per warp), ",
+                    o.static_shared_bytes(), " B static shared (", o.shared_memory_per_block_allocated(),
+                    " B allocated per block), ", o.local_bytes_per_thread(), " B local/thread, sm_",
+                    o.binary_version(), "\n");
+    absl::StrAppend(&out, "  occupancy     ", o.active_blocks_per_multiprocessor(), " blocks/SM = ",
+                    o.active_warps_per_multiprocessor(), "/", o.max_warps_per_multiprocessor(),
+                    " warps, theoretical ",
+                    absl::StrFormat("%.1f%%", 100 * o.theoretical_occupancy()), ", limited by ",
+                    o.limiter(), " (blocks/SM by warps ", o.blocks_limit_warps(), ", registers ",
+                    o.blocks_limit_registers() == 2147483647 ? std::string("-")
+                                                             : absl::StrCat(o.blocks_limit_registers()),
+                    ", shared memory ",
+                    o.blocks_limit_shared_memory() == 2147483647
+                        ? std::string("-")
+                        : absl::StrCat(o.blocks_limit_shared_memory()),
+                    ", cap ", o.blocks_limit_blocks(), "; occupancy API ",
+                    o.api_active_blocks_per_multiprocessor(), ")\n");
   } else {
     absl::StrAppend(&out, "  occupancy     unavailable: ", o.unavailable_reason(), "\n");
   }
+  if (o.has_achieved_occupancy()) {
+    absl::StrAppend(&out, "  achieved      ", absl::StrFormat("%.1f%%", 100 * o.achieved_occupancy()),
+                    " occupancy", o.has_dram_throughput_percent()
+                                      ? absl::StrFormat(", DRAM throughput %.1f%% of peak",
+                                                        o.dram_throughput_percent())
+                                      : std::string(),
+                    " (hardware counters)\n");
+  } else {
+    absl::StrAppend(&out, "  achieved      unavailable: ", o.achieved_unavailable_reason(), "\n");
+  }
+  if (!r.explanation().empty()) absl::StrAppend(&out, "  verdict       ", r.explanation(), "\n");
   return out;
 }
 

@@ -35,6 +35,7 @@ struct DeviceInfo {
   int registers_per_block = 0;
   int64_t shared_memory_per_block_bytes = 0;
   int64_t shared_memory_per_block_optin_bytes = 0;
+  int reserved_shared_memory_per_block_bytes = 0;  // the driver's per-block reservation
   int warp_size = 0;
   int64_t l1_cache_bytes = 0;  // CPU: L1 data cache per core
   int64_t l2_cache_bytes = 0;  // GPU: whole L2; CPU: per core
@@ -74,6 +75,13 @@ struct KernelResources {
   int active_blocks_per_multiprocessor = 0;  // from the occupancy API for this launch
 };
 
+// Hardware-counter readings of one profiling pass (never mixed into timed samples).
+struct AchievedCounters {
+  std::optional<double> achieved_occupancy;       // sm__warps_active...pct / 100, 0..1
+  std::optional<double> dram_throughput_percent;  // dram__throughput...pct_of_peak_sustained_elapsed
+  std::string unavailable_reason;                 // why the values are absent
+};
+
 // One prepared run on one device: buffers allocated and filled. Not thread-safe: a session is
 // used by its device's worker thread only. Destruction frees every buffer.
 class Session {
@@ -99,6 +107,10 @@ class Session {
   virtual absl::Status RunOnceAndRead(void* out) = 0;
 
   virtual KernelResources Resources() const = 0;
+
+  // Runs one extra launch under the hardware-counter profiler. Slow (kernel replay); call after
+  // sampling, never between samples.
+  virtual AchievedCounters ProfileCounters() = 0;
 };
 
 class Backend {

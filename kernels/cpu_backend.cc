@@ -93,6 +93,12 @@ class CpuSession final : public Session {
     return absl::OkStatus();
   }
 
+  AchievedCounters ProfileCounters() override {
+    AchievedCounters c;
+    c.unavailable_reason = "not applicable: the CPU backend has no hardware warp counters";
+    return c;
+  }
+
   KernelResources Resources() const override {
     KernelResources r;
     r.unavailable_reason = "not applicable: the CPU backend has no SMs, registers or occupancy";

@@ -44,6 +44,9 @@ ABSL_FLAG(double, max_timeout_seconds, 120, "Largest sampling budget a request m
 ABSL_FLAG(double, shutdown_grace_seconds, 30,
           "On SIGTERM/SIGINT: time given to queued and running work before it is cancelled.");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "Largest gRPC message accepted.");
+ABSL_FLAG(bool, allow_profiling, true,
+          "Allow requests to add a hardware-counter pass (CUPTI range profiler) for achieved "
+          "occupancy. Counters need root or NVreg_RestrictProfilingToAdminUsers=0.");
 
 namespace gpubench {
 namespace {
@@ -103,6 +106,7 @@ int Main() {
   limits.defaults.max_noise = noise > 0 ? noise : (cpu ? 0.02 : 0.005);
   limits.defaults.timeout_seconds = timeout > 0 ? timeout : (cpu ? 3.0 : 15.0);
   limits.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
+  limits.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
   Engine engine(std::move(backend), limits);
 
   ServiceOptions service_options;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/cupti_profiler.h"
 #include "kernels/cuda/timing.h"
 
 namespace gpubench {
@@ -129,6 +130,16 @@ class CudaSession final : public Session {
     CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out, out_.get(), bytes, cudaMemcpyDeviceToHost, stream_));
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     return absl::OkStatus();
+  }
+
+  AchievedCounters ProfileCounters() override {
+    AchievedCounters c;
+    const cuda::CounterValues v = cuda::ProfileKernel(
+        device_, [this] { return variant_.cuda(buffers_, geometry_, stream_, nullptr); });
+    if (v.warps_active_pct) c.achieved_occupancy = *v.warps_active_pct / 100.0;
+    c.dram_throughput_percent = v.dram_throughput_pct;
+    c.unavailable_reason = v.unavailable_reason;
+    return c;
   }
 
   KernelResources Resources() const override {
@@ -281,6 +292,11 @@ class CudaBackend final : public Backend {
     d.shared_memory_per_block_optin_bytes = static_cast<int64_t>(p.sharedMemPerBlockOptin);
     d.warp_size = p.warpSize;
     d.l2_cache_bytes = p.l2CacheSize;
+    int reserved = 0;
+    if (cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) ==
+        cudaSuccess) {
+      d.reserved_shared_memory_per_block_bytes = reserved;
+    }
     d.memory_bus_width_bits = p.memoryBusWidth;
     int clock_khz = 0, memory_clock_khz = 0;
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));

@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "kernels/reference.h"
+#include "server/engine/explain.h"
 
 namespace gpubench {
 namespace {
@@ -125,6 +126,45 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
     RETURN_IF_ERROR(session->RunOnceAndRead(out.data()));
     result.verification = Verify(kernel, data, out.data(), pool);
   }
+  // Occupancy: the calculator's arithmetic on the compiled kernel's resources.
+  const KernelResources& res = result.resources;
+  const DeviceInfo& d = result.device;
+  if (res.available) {
+    OccupancyInputs in;
+    in.max_threads_per_multiprocessor = d.max_threads_per_multiprocessor;
+    in.max_blocks_per_multiprocessor = d.max_blocks_per_multiprocessor;
+    in.registers_per_multiprocessor = d.registers_per_multiprocessor;
+    in.registers_per_block_limit = d.registers_per_block;
+    in.shared_memory_per_multiprocessor_bytes =
+        static_cast<int>(d.shared_memory_per_multiprocessor_bytes);
+    in.reserved_shared_memory_per_block_bytes = d.reserved_shared_memory_per_block_bytes;
+    in.warp_size = d.warp_size;
+    // Shared memory is allocated in 128-byte units from sm_80 on, 256 before (occupancy calculator).
+    in.shared_memory_allocation_unit = d.compute_capability_major >= 8 ? 128 : 256;
+    in.block_size = spec.geometry.block_size;
+    in.registers_per_thread = res.registers_per_thread;
+    in.shared_memory_per_block_bytes = res.static_shared_bytes + spec.geometry.dynamic_shared_bytes;
+    result.occupancy = ComputeOccupancy(in);
+    if (d.multiprocessor_count > 0 && result.occupancy->active_blocks_per_multiprocessor > 0) {
+      result.waves = static_cast<double>(spec.geometry.grid_size) /
+                     (d.multiprocessor_count * result.occupancy->active_blocks_per_multiprocessor);
+    }
+  }
+  // Achieved occupancy: a separate profiling pass, after all timed samples.
+  if (spec.profile) {
+    if (cancelled()) return absl::CancelledError("run cancelled before profiling");
+    result.counters = session->ProfileCounters();
+  } else {
+    result.counters.unavailable_reason =
+        spec.profile_forbidden
+            ? "profiling is disabled on this server (--allow_profiling=false)"
+            : "not requested: set \"profile\": true (gpubench --profile) for a counter pass";
+  }
+  result.explanation = Explain({.occupancy = result.occupancy,
+                                .achieved_occupancy = result.counters.achieved_occupancy,
+                                .percent_of_peak = result.percent_of_peak,
+                                .median_seconds = result.stats.median_seconds,
+                                .waves = result.waves});
   result.finished_at = absl::Now();
   return result;
 }

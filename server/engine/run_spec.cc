@@ -109,6 +109,8 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
 
   spec.cache_mode = request.cache_mode.value_or(CacheMode::kCold);
   spec.verify = request.verify.value_or(true);
+  spec.profile = request.profile && limits.allow_profiling;
+  spec.profile_forbidden = request.profile && !limits.allow_profiling;
   if (request.seed.has_value()) {
     spec.seed = *request.seed;
   } else {

@@ -14,6 +14,7 @@
 #include "kernels/backend.h"
 #include "kernels/catalog.h"
 #include "kernels/reference.h"
+#include "server/engine/occupancy.h"
 
 namespace gpubench {
 
@@ -39,6 +40,7 @@ struct RunRequest {
   MeasurementOptions measurement;
   std::optional<bool> verify;      // default true
   std::optional<uint64_t> seed;    // default: fresh random seed, echoed in the result
+  bool profile = false;            // collect achieved occupancy from hardware counters
 };
 
 // Server-side defaults and bounds; flags fill these in main.
@@ -55,6 +57,7 @@ struct ServerLimits {
   double max_min_time_seconds = 60;
   double max_timeout_seconds = 120;
   int queue_capacity = 64;  // pending runs per device
+  bool allow_profiling = true;  // --allow_profiling: may requests use the counter profiler
 };
 
 // A validated request: every field resolved to a concrete value.
@@ -67,6 +70,8 @@ struct RunSpec {
   MeasurementOptions measurement;
   bool verify = true;
   uint64_t seed = 0;
+  bool profile = false;
+  bool profile_forbidden = false;  // requested, but the server does not allow profiling
 };
 
 // Validates `request` against the catalog, the device and the limits, and resolves defaults.
@@ -103,6 +108,10 @@ struct RunResult {
 
   std::optional<Verification> verification;  // absent when verification was not requested
   KernelResources resources;
+  std::optional<OccupancyReport> occupancy;  // when the kernel's resources are known
+  AchievedCounters counters;                 // achieved occupancy / DRAM %, when profiled
+  double waves = 0;                          // grid / (SMs x active blocks per SM)
+  std::string explanation;                   // one- or two-line verdict (explain.h)
   DeviceInfo device;
 };
 

@@ -289,6 +289,7 @@ grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
         *one.mutable_measurement() = request->measurement();
         if (request->has_verify()) one.set_verify(request->verify());
         if (request->has_seed()) one.set_seed(request->seed());
+        one.set_profile(request->profile());
         absl::StatusOr<RunSpec> spec = engine_->Resolve(FromProto(one));
         if (!spec.ok()) {
           status = absl::Status(spec.status().code(),

@@ -35,6 +35,7 @@ RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
   r.measurement.timeout_seconds = m.timeout_seconds();
   if (request.has_verify()) r.verify = request.verify();
   if (request.has_seed()) r.seed = request.seed();
+  r.profile = request.profile();
   return r;
 }
 
@@ -104,6 +105,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_timeout_seconds(s.measurement.timeout_seconds);
   req->set_verify(s.verify);
   req->set_seed(s.seed);
+  req->set_profile(s.profile);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());
   ToTimestamp(r.finished_at, out->mutable_finished_at());
@@ -177,19 +179,29 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     o->set_max_threads_per_block(res.max_threads_per_block);
     o->set_ptx_version(res.ptx_version);
     o->set_binary_version(res.binary_version);
-    o->set_active_blocks_per_multiprocessor(res.active_blocks_per_multiprocessor);
-    const DeviceInfo& d = r.device;
-    if (d.max_threads_per_multiprocessor > 0 && d.warp_size > 0) {
-      const int warps_per_block = (s.geometry.block_size + d.warp_size - 1) / d.warp_size;
-      o->set_theoretical_occupancy(static_cast<double>(res.active_blocks_per_multiprocessor) *
-                                   warps_per_block /
-                                   (d.max_threads_per_multiprocessor / d.warp_size));
-    }
-    if (d.multiprocessor_count > 0 && res.active_blocks_per_multiprocessor > 0) {
-      o->set_waves(static_cast<double>(req->grid_size()) /
-                   (d.multiprocessor_count * res.active_blocks_per_multiprocessor));
-    }
+    o->set_api_active_blocks_per_multiprocessor(res.active_blocks_per_multiprocessor);
   }
+  if (r.occupancy) {
+    const OccupancyReport& c = *r.occupancy;
+    o->set_active_blocks_per_multiprocessor(c.active_blocks_per_multiprocessor);
+    o->set_theoretical_occupancy(c.theoretical_occupancy);
+    o->set_waves(r.waves);
+    o->set_blocks_limit_warps(c.blocks_limit_warps);
+    o->set_blocks_limit_registers(c.blocks_limit_registers);
+    o->set_blocks_limit_shared_memory(c.blocks_limit_shared_memory);
+    o->set_blocks_limit_blocks(c.blocks_limit_blocks);
+    o->set_limiter(c.limiter);
+    o->set_registers_per_warp_allocated(c.registers_per_warp_allocated);
+    o->set_shared_memory_per_block_allocated(c.shared_memory_per_block_allocated);
+    o->set_active_warps_per_multiprocessor(c.active_warps_per_multiprocessor);
+    o->set_max_warps_per_multiprocessor(c.max_warps_per_multiprocessor);
+  }
+  if (r.counters.achieved_occupancy) o->set_achieved_occupancy(*r.counters.achieved_occupancy);
+  if (r.counters.dram_throughput_percent) {
+    o->set_dram_throughput_percent(*r.counters.dram_throughput_percent);
+  }
+  o->set_achieved_unavailable_reason(r.counters.unavailable_reason);
+  out->set_explanation(r.explanation);
   ToProto(r.device, out->mutable_device());
 }
 

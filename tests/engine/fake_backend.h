@@ -42,6 +42,7 @@ class FakeSession final : public Session {
     return s;
   }
   KernelResources Resources() const override { return real_->Resources(); }
+  AchievedCounters ProfileCounters() override { return real_->ProfileCounters(); }
 
  private:
   double Next() {

@@ -1,0 +1,291 @@
+#include "kernels/cuda/cupti_profiler.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+#include <dlfcn.h>
+
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpubench::cuda {
+namespace {
+
+// The CUPTI entry points used, resolved with dlsym; the declarations come from the headers.
+struct Cupti {
+#define GPUBENCH_CUPTI_FN(name) decltype(&::name) name = nullptr
+  GPUBENCH_CUPTI_FN(cuptiGetResultString);
+  GPUBENCH_CUPTI_FN(cuptiProfilerInitialize);
+  GPUBENCH_CUPTI_FN(cuptiProfilerDeInitialize);
+  GPUBENCH_CUPTI_FN(cuptiDeviceGetChipName);
+  GPUBENCH_CUPTI_FN(cuptiRangeProfilerEnable);
+  GPUBENCH_CUPTI_FN(cuptiRangeProfilerDisable);
+  GPUBENCH_CUPTI_FN(cuptiRangeProfilerGetCounterDataSize);
+  GPUBENCH_CUPTI_FN(cuptiRangeProfilerCounterDataImageInitialize);
+  GPUBENCH_CUPTI_FN(cuptiRangeProfilerSetConfig);
+  GPUBENCH_CUPTI_FN(cuptiRangeProfilerStart);
+  GPUBENCH_CUPTI_FN(cuptiRangeProfilerStop);
+  GPUBENCH_CUPTI_FN(cuptiRangeProfilerDecodeData);
+  GPUBENCH_CUPTI_FN(cuptiRangeProfilerGetCounterDataInfo);
+  GPUBENCH_CUPTI_FN(cuptiProfilerHostInitialize);
+  GPUBENCH_CUPTI_FN(cuptiProfilerHostDeinitialize);
+  GPUBENCH_CUPTI_FN(cuptiProfilerHostConfigAddMetrics);
+  GPUBENCH_CUPTI_FN(cuptiProfilerHostGetConfigImageSize);
+  GPUBENCH_CUPTI_FN(cuptiProfilerHostGetConfigImage);
+  GPUBENCH_CUPTI_FN(cuptiProfilerHostEvaluateToGpuValues);
+#undef GPUBENCH_CUPTI_FN
+  std::string load_error;
+};
+
+const Cupti& LoadCupti() {
+  static const Cupti* cupti = [] {
+    auto* c = new Cupti();
+    void* lib = nullptr;
+    for (const char* name : {"libcupti.so.13", "libcupti.so"}) {
+      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (lib != nullptr) break;
+    }
+    if (lib == nullptr) {
+      c->load_error = absl::StrCat("libcupti.so.13 not found (", dlerror(),
+                                   "); install CUPTI or add it to LD_LIBRARY_PATH");
+      return c;
+    }
+#define GPUBENCH_LOAD(name)                                                       \
+  c->name = reinterpret_cast<decltype(c->name)>(dlsym(lib, #name));               \
+  if (c->name == nullptr && c->load_error.empty()) {                              \
+    c->load_error = absl::StrCat("libcupti has no ", #name, " (CUPTI too old)"); \
+  }
+    GPUBENCH_LOAD(cuptiGetResultString);
+    GPUBENCH_LOAD(cuptiProfilerInitialize);
+    GPUBENCH_LOAD(cuptiProfilerDeInitialize);
+    GPUBENCH_LOAD(cuptiDeviceGetChipName);
+    GPUBENCH_LOAD(cuptiRangeProfilerEnable);
+    GPUBENCH_LOAD(cuptiRangeProfilerDisable);
+    GPUBENCH_LOAD(cuptiRangeProfilerGetCounterDataSize);
+    GPUBENCH_LOAD(cuptiRangeProfilerCounterDataImageInitialize);
+    GPUBENCH_LOAD(cuptiRangeProfilerSetConfig);
+    GPUBENCH_LOAD(cuptiRangeProfilerStart);
+    GPUBENCH_LOAD(cuptiRangeProfilerStop);
+    GPUBENCH_LOAD(cuptiRangeProfilerDecodeData);
+    GPUBENCH_LOAD(cuptiRangeProfilerGetCounterDataInfo);
+    GPUBENCH_LOAD(cuptiProfilerHostInitialize);
+    GPUBENCH_LOAD(cuptiProfilerHostDeinitialize);
+    GPUBENCH_LOAD(cuptiProfilerHostConfigAddMetrics);
+    GPUBENCH_LOAD(cuptiProfilerHostGetConfigImageSize);
+    GPUBENCH_LOAD(cuptiProfilerHostGetConfigImage);
+    GPUBENCH_LOAD(cuptiProfilerHostEvaluateToGpuValues);
+#undef GPUBENCH_LOAD
+    return c;
+  }();
+  return *cupti;
+}
+
+constexpr const char* kMetrics[] = {"sm__warps_active.avg.pct_of_peak_sustained_active",
+                                    "dram__throughput.avg.pct_of_peak_sustained_elapsed"};
+
+// Runs the profiling sequence; returns an empty string on success or the failing step.
+class Pass {
+ public:
+  explicit Pass(const Cupti& c) : c_(c) {}
+  ~Pass() {
+    if (host_ != nullptr) {
+      CUpti_Profiler_Host_Deinitialize_Params p{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+      p.pHostObject = host_;
+      c_.cuptiProfilerHostDeinitialize(&p);
+    }
+    if (object_ != nullptr) {
+      CUpti_RangeProfiler_Disable_Params p{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+      p.pRangeProfilerObject = object_;
+      c_.cuptiRangeProfilerDisable(&p);
+    }
+    if (initialized_) {
+      CUpti_Profiler_DeInitialize_Params p{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+      c_.cuptiProfilerDeInitialize(&p);
+    }
+  }
+
+  std::string Fail(const char* step, CUptiResult r) {
+    const char* text = "unknown";
+    c_.cuptiGetResultString(r, &text);
+    return absl::StrCat(step, " failed: ", text,
+                        r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+                            ? " (counters need root or NVreg_RestrictProfilingToAdminUsers=0)"
+                            : "");
+  }
+
+  std::string Run(int device, const std::function<int()>& launch, CounterValues* out) {
+    std::vector<const char*> metrics(std::begin(kMetrics), std::end(kMetrics));
+    if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+      return "cannot make the device's context current";
+    }
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        fn == nullptr) {
+      return "cuCtxGetCurrent not available from the driver";
+    }
+    CUcontext ctx = nullptr;
+    reinterpret_cast<CUresult (*)(CUcontext*)>(fn)(&ctx);
+    if (ctx == nullptr) return "no current CUDA context";
+
+    CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    if (CUptiResult r = c_.cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) {
+      return Fail("cuptiProfilerInitialize", r);
+    }
+    initialized_ = true;
+    CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    chip.deviceIndex = static_cast<size_t>(device);
+    if (CUptiResult r = c_.cuptiDeviceGetChipName(&chip); r != CUPTI_SUCCESS) {
+      return Fail("cuptiDeviceGetChipName", r);
+    }
+    CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    enable.ctx = ctx;
+    if (CUptiResult r = c_.cuptiRangeProfilerEnable(&enable); r != CUPTI_SUCCESS) {
+      return Fail("cuptiRangeProfilerEnable (is another profiler such as ncu attached?)", r);
+    }
+    object_ = enable.pRangeProfilerObject;
+
+    CUpti_Profiler_Host_Initialize_Params host{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    host.pChipName = chip.pChipName;
+    if (CUptiResult r = c_.cuptiProfilerHostInitialize(&host); r != CUPTI_SUCCESS) {
+      return Fail("cuptiProfilerHostInitialize", r);
+    }
+    host_ = host.pHostObject;
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    add.pHostObject = host_;
+    add.ppMetricNames = metrics.data();
+    add.numMetrics = metrics.size();
+    if (CUptiResult r = c_.cuptiProfilerHostConfigAddMetrics(&add); r != CUPTI_SUCCESS) {
+      return Fail("cuptiProfilerHostConfigAddMetrics", r);
+    }
+    CUpti_Profiler_Host_GetConfigImageSize_Params size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    size.pHostObject = host_;
+    if (CUptiResult r = c_.cuptiProfilerHostGetConfigImageSize(&size); r != CUPTI_SUCCESS) {
+      return Fail("cuptiProfilerHostGetConfigImageSize", r);
+    }
+    std::vector<uint8_t> config(size.configImageSize);
+    CUpti_Profiler_Host_GetConfigImage_Params image{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    image.pHostObject = host_;
+    image.pConfigImage = config.data();
+    image.configImageSize = config.size();
+    if (CUptiResult r = c_.cuptiProfilerHostGetConfigImage(&image); r != CUPTI_SUCCESS) {
+      return Fail("cuptiProfilerHostGetConfigImage", r);
+    }
+
+    constexpr size_t kRanges = 4;
+    CUpti_RangeProfiler_GetCounterDataSize_Params data_size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    data_size.pRangeProfilerObject = object_;
+    data_size.pMetricNames = metrics.data();
+    data_size.numMetrics = metrics.size();
+    data_size.maxNumOfRanges = kRanges;
+    data_size.maxNumRangeTreeNodes = kRanges;
+    if (CUptiResult r = c_.cuptiRangeProfilerGetCounterDataSize(&data_size); r != CUPTI_SUCCESS) {
+      return Fail("cuptiRangeProfilerGetCounterDataSize", r);
+    }
+    std::vector<uint8_t> counter_data(data_size.counterDataSize);
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params init_data{
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    init_data.pRangeProfilerObject = object_;
+    init_data.pCounterData = counter_data.data();
+    init_data.counterDataSize = counter_data.size();
+    if (CUptiResult r = c_.cuptiRangeProfilerCounterDataImageInitialize(&init_data);
+        r != CUPTI_SUCCESS) {
+      return Fail("cuptiRangeProfilerCounterDataImageInitialize", r);
+    }
+    CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    set.pRangeProfilerObject = object_;
+    set.configSize = config.size();
+    set.pConfig = config.data();
+    set.counterDataImageSize = counter_data.size();
+    set.pCounterDataImage = counter_data.data();
+    set.range = CUPTI_AutoRange;
+    set.replayMode = CUPTI_KernelReplay;  // CUPTI saves and restores memory between passes
+    set.maxRangesPerPass = kRanges;
+    set.numNestingLevels = 1;
+    set.minNestingLevel = 1;
+    set.passIndex = 0;
+    set.targetNestingLevel = 0;
+    if (CUptiResult r = c_.cuptiRangeProfilerSetConfig(&set); r != CUPTI_SUCCESS) {
+      return Fail("cuptiRangeProfilerSetConfig", r);
+    }
+    CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+    start.pRangeProfilerObject = object_;
+    if (CUptiResult r = c_.cuptiRangeProfilerStart(&start); r != CUPTI_SUCCESS) {
+      return Fail("cuptiRangeProfilerStart", r);
+    }
+    const int launch_error = launch();
+    const cudaError_t sync_error = cudaDeviceSynchronize();
+    CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+    stop.pRangeProfilerObject = object_;
+    const CUptiResult stop_result = c_.cuptiRangeProfilerStop(&stop);
+    if (launch_error != 0 || sync_error != cudaSuccess) {
+      return absl::StrCat("the profiled launch failed: ",
+                          cudaGetErrorString(static_cast<cudaError_t>(
+                              launch_error != 0 ? launch_error : sync_error)));
+    }
+    if (stop_result != CUPTI_SUCCESS) return Fail("cuptiRangeProfilerStop", stop_result);
+    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+    decode.pRangeProfilerObject = object_;
+    if (CUptiResult r = c_.cuptiRangeProfilerDecodeData(&decode); r != CUPTI_SUCCESS) {
+      return Fail("cuptiRangeProfilerDecodeData", r);
+    }
+    CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+    info.pCounterDataImage = counter_data.data();
+    info.counterDataImageSize = counter_data.size();
+    if (CUptiResult r = c_.cuptiRangeProfilerGetCounterDataInfo(&info); r != CUPTI_SUCCESS) {
+      return Fail("cuptiRangeProfilerGetCounterDataInfo", r);
+    }
+    if (info.numTotalRanges == 0) return "no kernel range was profiled";
+    std::vector<double> values(metrics.size());
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params eval{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+    eval.pHostObject = host_;
+    eval.pCounterDataImage = counter_data.data();
+    eval.counterDataImageSize = counter_data.size();
+    eval.ppMetricNames = metrics.data();
+    eval.numMetrics = metrics.size();
+    eval.rangeIndex = 0;
+    eval.pMetricValues = values.data();
+    if (CUptiResult r = c_.cuptiProfilerHostEvaluateToGpuValues(&eval); r != CUPTI_SUCCESS) {
+      return Fail("cuptiProfilerHostEvaluateToGpuValues", r);
+    }
+    out->warps_active_pct = values[0];
+    out->dram_throughput_pct = values[1];
+    return "";
+  }
+
+ private:
+  const Cupti& c_;
+  bool initialized_ = false;
+  CUpti_RangeProfiler_Object* object_ = nullptr;
+  CUpti_Profiler_Host_Object* host_ = nullptr;
+};
+
+}  // namespace
+
+CounterValues ProfileKernel(int device, const std::function<int()>& launch) {
+  static std::mutex mu;  // one profiling pass at a time in the process
+  std::lock_guard<std::mutex> lock(mu);
+  CounterValues out;
+  const Cupti& cupti = LoadCupti();
+  if (!cupti.load_error.empty()) {
+    out.unavailable_reason = cupti.load_error;
+    return out;
+  }
+  Pass pass(cupti);
+  out.unavailable_reason = pass.Run(device, launch, &out);
+  if (!out.unavailable_reason.empty()) {
+    out.warps_active_pct.reset();
+    out.dram_throughput_pct.reset();
+  }
+  return out;
+}
+
+}  // namespace gpubench::cuda
