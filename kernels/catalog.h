@@ -22,6 +22,9 @@ struct LaunchPolicy {
   int block_size = 256;           // threads per block when the request names none
   int items_per_thread = 1;       // elements each thread owns
   bool block_size_tunable = true; // false: the library (CUB, cudaMemcpy) picks its configuration
+  // true: grid = min(ceil(n / (block x items)), SMs x resident blocks per SM) and the kernel
+  // loops grid-stride; false: grid = ceil(n / (block x items)), one pass.
+  bool grid_stride = false;
 };
 
 struct KernelVariant {

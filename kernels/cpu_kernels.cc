@@ -41,6 +41,30 @@ void AddVector(const KernelBuffers& b, int width, int64_t begin, int64_t end, Ad
 
 inline float AddFloat(float x, float y) { return x + y; }
 
+// The tuned kernels' indexing: a grid-stride loop over 16-byte vectors, then the last
+// n mod width elements one per global thread.
+template <typename T, typename AddFn>
+void AddGridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end,
+                   AddFn add) {
+  constexpr int kWidth = 16 / sizeof(T);
+  const T* a = static_cast<const T*>(b.in0);
+  const T* c_in = static_cast<const T*>(b.in1);
+  T* c = static_cast<T*>(b.out);
+  const int64_t nvec = b.n / kWidth;
+  const int64_t stride = g.grid_size * g.block_size;
+  for (int64_t t = begin; t < end; ++t) {
+    for (int64_t v = t; v < nvec; v += stride) {
+      T ra[kWidth], rb[kWidth], rc[kWidth];
+      std::memcpy(ra, a + v * kWidth, sizeof(ra));
+      std::memcpy(rb, c_in + v * kWidth, sizeof(rb));
+      for (int k = 0; k < kWidth; ++k) rc[k] = add(ra[k], rb[k]);
+      std::memcpy(c + v * kWidth, rc, sizeof(rc));
+    }
+    const int64_t tail = nvec * kWidth + t;
+    if (tail < b.n) c[tail] = add(a[tail], c_in[tail]);
+  }
+}
+
 }  // namespace
 
 void AddF32(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
@@ -63,6 +87,22 @@ void AddF16x8Pack(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, 
 }
 void AddBF16(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
   AddVector<BFloat16>(b, 1, begin, end, AddBFloat16);
+}
+
+void AddBF16x2(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  AddVector<BFloat16>(b, 2, begin, end, AddBFloat16);
+}
+void AddBF16x8(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+  AddVector<BFloat16>(b, 8, begin, end, AddBFloat16);
+}
+void AddF32Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+  AddGridStride<float>(b, g, begin, end, AddFloat);
+}
+void AddF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+  AddGridStride<Half>(b, g, begin, end, AddHalf);
+}
+void AddBF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+  AddGridStride<BFloat16>(b, g, begin, end, AddBFloat16);
 }
 
 void SaxpyMinimal(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {

@@ -1,7 +1,16 @@
-// The six elementwise-add kernels of seed 000_90ef8f88548fa484, with the seed's memory-access
-// pattern but correct for every N: 64-bit indices, no load past N, scalar tails. Device buffers
-// come from cudaMalloc (256-byte aligned) and every vector starts at a multiple of its width, so
-// the wide accesses are always aligned. Like the seed, no __restrict__: this is the baseline.
+// Elementwise add on the GPU.
+//
+// Seed variants (000_90ef8f88548fa484): the seed's memory-access patterns, correct for every N
+// (64-bit indices, no load past N, scalar tails). Device buffers come from cudaMalloc (256-byte
+// aligned) and every vector starts at a multiple of its width, so wide accesses are aligned. Like
+// the seed, no __restrict__: these are the baselines. The fp16 patterns are templates so the same
+// code serves bf16 (__hadd/__hadd2 have bf16 overloads).
+//
+// Tuned variants: 16-byte accesses, kUnroll independent 16-byte loads per operand in flight per
+// thread, streaming cache hints (the data is touched once), a grid-stride loop over a grid the
+// catalog sizes to the SMs' resident capacity. Numbers that justified each choice are in
+// bench/results/ (H200, 2026-11-29).
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/launch_helpers.cuh"
@@ -9,6 +18,8 @@
 
 namespace gpubench::cuda {
 namespace {
+
+// ---- seed variants --------------------------------------------------------------------------
 
 __global__ void AddF32Kernel(const float* a, const float* b, float* c, int64_t n) {
   const int64_t i = GlobalThreadIndex();
@@ -32,17 +43,20 @@ __global__ void AddF32x4Kernel(const float* a, const float* b, float* c, int64_t
   }
 }
 
-__global__ void AddF16Kernel(const half* a, const half* b, half* c, int64_t n) {
+// T = half or __nv_bfloat16, T2 its pair type.
+template <typename T>
+__global__ void AddScalarKernel(const T* a, const T* b, T* c, int64_t n) {
   const int64_t i = GlobalThreadIndex();
   if (i < n) c[i] = __hadd(a[i], b[i]);
 }
 
-// One 32-bit half2 per thread, added with one HADD2.
-__global__ void AddF16x2Kernel(const half* a, const half* b, half* c, int64_t n) {
+// One 32-bit pair per thread, added with one HADD2.
+template <typename T, typename T2>
+__global__ void AddX2Kernel(const T* a, const T* b, T* c, int64_t n) {
   const int64_t idx = 2 * GlobalThreadIndex();
   if (idx + 1 < n) {
-    *reinterpret_cast<half2*>(c + idx) = __hadd2(*reinterpret_cast<const half2*>(a + idx),
-                                                 *reinterpret_cast<const half2*>(b + idx));
+    *reinterpret_cast<T2*>(c + idx) =
+        __hadd2(*reinterpret_cast<const T2*>(a + idx), *reinterpret_cast<const T2*>(b + idx));
   } else if (idx < n) {
     c[idx] = __hadd(a[idx], b[idx]);
   }
@@ -69,23 +83,80 @@ __global__ void AddF16x8Kernel(const half* a, const half* b, half* c, int64_t n)
   }
 }
 
-// Eight halves per thread packed in one 128-bit load per operand and one 128-bit store (v6).
-__global__ void AddF16x8PackKernel(const half* a, const half* b, half* c, int64_t n) {
+// Eight 16-bit values per thread packed in one 128-bit load per operand and one store (v6).
+template <typename T, typename T2>
+__global__ void AddX8PackKernel(const T* a, const T* b, T* c, int64_t n) {
   const int64_t idx = 8 * GlobalThreadIndex();
   if (idx + 7 < n) {
-    alignas(16) half pack_a[8], pack_b[8], pack_c[8];
+    alignas(16) T pack_a[8], pack_b[8], pack_c[8];
     *reinterpret_cast<float4*>(pack_a) = *reinterpret_cast<const float4*>(a + idx);
     *reinterpret_cast<float4*>(pack_b) = *reinterpret_cast<const float4*>(b + idx);
 #pragma unroll
     for (int i = 0; i < 8; i += 2) {
-      *reinterpret_cast<half2*>(pack_c + i) = __hadd2(*reinterpret_cast<half2*>(pack_a + i),
-                                                      *reinterpret_cast<half2*>(pack_b + i));
+      *reinterpret_cast<T2*>(pack_c + i) =
+          __hadd2(*reinterpret_cast<T2*>(pack_a + i), *reinterpret_cast<T2*>(pack_b + i));
     }
     *reinterpret_cast<float4*>(c + idx) = *reinterpret_cast<float4*>(pack_c);
   } else if (idx < n) {
     for (int64_t i = idx; i < n; ++i) c[i] = __hadd(a[i], b[i]);
   }
 }
+
+// ---- tuned variants ---------------------------------------------------------------------------
+
+__device__ __forceinline__ float ScalarAdd(float x, float y) { return x + y; }
+__device__ __forceinline__ half ScalarAdd(half x, half y) { return __hadd(x, y); }
+__device__ __forceinline__ __nv_bfloat16 ScalarAdd(__nv_bfloat16 x, __nv_bfloat16 y) {
+  return __hadd(x, y);
+}
+
+// Adds two 16-byte packets of T lane by lane.
+template <typename T>
+__device__ __forceinline__ uint4 AddPacked(uint4 x, uint4 y) {
+  uint4 out;
+  if constexpr (sizeof(T) == 4) {
+    const float4 fx = *reinterpret_cast<float4*>(&x), fy = *reinterpret_cast<float4*>(&y);
+    *reinterpret_cast<float4*>(&out) = make_float4(fx.x + fy.x, fx.y + fy.y, fx.z + fy.z, fx.w + fy.w);
+  } else {
+    using T2 = std::conditional_t<std::is_same_v<T, half>, half2, __nv_bfloat162>;
+    const T2* px = reinterpret_cast<const T2*>(&x);
+    const T2* py = reinterpret_cast<const T2*>(&y);
+    T2* po = reinterpret_cast<T2*>(&out);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) po[k] = __hadd2(px[k], py[k]);
+  }
+  return out;
+}
+
+template <typename T, int kUnroll>
+__global__ void __launch_bounds__(1024) AddTunedKernel(const T* __restrict__ a,
+                                                       const T* __restrict__ b,
+                                                       T* __restrict__ c, int64_t n) {
+  constexpr int kVec = 16 / sizeof(T);
+  const int64_t nvec = n / kVec;
+  const uint4* __restrict__ a4 = reinterpret_cast<const uint4*>(a);
+  const uint4* __restrict__ b4 = reinterpret_cast<const uint4*>(b);
+  uint4* __restrict__ c4 = reinterpret_cast<uint4*>(c);
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t i = GlobalThreadIndex();
+  // kUnroll independent 16-byte loads per operand before the first use: bytes in flight.
+  for (; i + (kUnroll - 1) * stride < nvec; i += kUnroll * stride) {
+    uint4 ra[kUnroll], rb[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      ra[u] = __ldcs(a4 + i + u * stride);
+      rb[u] = __ldcs(b4 + i + u * stride);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) __stcs(c4 + i + u * stride, AddPacked<T>(ra[u], rb[u]));
+  }
+  for (; i < nvec; i += stride) __stcs(c4 + i, AddPacked<T>(__ldcs(a4 + i), __ldcs(b4 + i)));
+  // The last n mod kVec elements, one per thread.
+  const int64_t t = nvec * kVec + GlobalThreadIndex();
+  if (t < n) c[t] = ScalarAdd(a[t], b[t]);
+}
+
+constexpr int kTunedUnroll = 4;
 
 template <typename T>
 int LaunchAdd(void (*kernel)(const T*, const T*, T*, int64_t), const KernelBuffers& b,
@@ -96,24 +167,25 @@ int LaunchAdd(void (*kernel)(const T*, const T*, T*, int64_t), const KernelBuffe
 
 }  // namespace
 
-int LaunchAddF32(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAdd<float>(AddF32Kernel, b, g, s, sym);
-}
-int LaunchAddF32x4(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAdd<float>(AddF32x4Kernel, b, g, s, sym);
-}
-int LaunchAddF16(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAdd<half>(AddF16Kernel, b, g, s, sym);
-}
-int LaunchAddF16x2(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAdd<half>(AddF16x2Kernel, b, g, s, sym);
-}
-int LaunchAddF16x8(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAdd<half>(AddF16x8Kernel, b, g, s, sym);
-}
-int LaunchAddF16x8Pack(const KernelBuffers& b, const LaunchGeometry& g, void* s,
-                       const void** sym) {
-  return LaunchAdd<half>(AddF16x8PackKernel, b, g, s, sym);
-}
+#define GPUBENCH_ADD_LAUNCHER(name, T, kernel)                                              \
+  int name(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) { \
+    return LaunchAdd<T>(kernel, b, g, s, sym);                                              \
+  }
+
+GPUBENCH_ADD_LAUNCHER(LaunchAddF32, float, AddF32Kernel)
+GPUBENCH_ADD_LAUNCHER(LaunchAddF32x4, float, AddF32x4Kernel)
+GPUBENCH_ADD_LAUNCHER(LaunchAddF16, half, AddScalarKernel<half>)
+GPUBENCH_ADD_LAUNCHER(LaunchAddF16x2, half, (AddX2Kernel<half, half2>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddF16x8, half, AddF16x8Kernel)
+GPUBENCH_ADD_LAUNCHER(LaunchAddF16x8Pack, half, (AddX8PackKernel<half, half2>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddBF16, __nv_bfloat16, AddScalarKernel<__nv_bfloat16>)
+GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x2, __nv_bfloat16, (AddX2Kernel<__nv_bfloat16, __nv_bfloat162>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x8Pack, __nv_bfloat16,
+                      (AddX8PackKernel<__nv_bfloat16, __nv_bfloat162>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddF32Tuned, float, (AddTunedKernel<float, kTunedUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddF16Tuned, half, (AddTunedKernel<half, kTunedUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddBF16Tuned, __nv_bfloat16, (AddTunedKernel<__nv_bfloat16, kTunedUnroll>))
+
+#undef GPUBENCH_ADD_LAUNCHER
 
 }  // namespace gpubench::cuda

@@ -78,6 +78,17 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   spec.geometry.items_per_thread = k.default_policy.items_per_thread;
   const int64_t per_block = int64_t{block} * spec.geometry.items_per_thread;
   spec.geometry.grid_size = (spec.elements + per_block - 1) / per_block;
+  if (k.default_policy.grid_stride && device.multiprocessor_count > 0 &&
+      device.max_threads_per_multiprocessor > 0) {
+    // Resident grid: every SM full of blocks once, the kernel strides over the rest.
+    int per_sm = device.max_threads_per_multiprocessor / block;
+    if (device.max_blocks_per_multiprocessor > 0) {
+      per_sm = std::min(per_sm, device.max_blocks_per_multiprocessor);
+    }
+    spec.geometry.grid_size = std::max<int64_t>(
+        1, std::min<int64_t>(spec.geometry.grid_size,
+                             int64_t{device.multiprocessor_count} * std::max(1, per_sm)));
+  }
   constexpr int64_t kMaxGrid = (int64_t{1} << 31) - 1;
   if (spec.geometry.grid_size > kMaxGrid) {
     return absl::InvalidArgumentError(absl::StrCat(

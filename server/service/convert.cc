@@ -47,6 +47,7 @@ void ToProto(const KernelVariant& k, bool available, v1::KernelInfo* out) {
   out->mutable_default_policy()->set_block_size(k.default_policy.block_size);
   out->mutable_default_policy()->set_items_per_thread(k.default_policy.items_per_thread);
   out->mutable_default_policy()->set_block_size_tunable(k.default_policy.block_size_tunable);
+  out->mutable_default_policy()->set_grid_stride(k.default_policy.grid_stride);
   out->set_static_shared_bytes(k.static_shared_bytes);
   out->set_description(std::string(k.description));
   out->set_provenance(std::string(k.provenance));

@@ -14,7 +14,8 @@ TEST(Catalog, HasTheSeedVariantsAndBaselines) {
   for (const char* name : {"add_f32", "add_f32x4", "add_f16", "add_f16x2", "add_f16x8",
                            "add_f16x8_pack", "saxpy_minimal", "saxpy_sophisticated",
                            "saxpy_balanced", "cub_add_f32", "cub_add_f16", "cub_add_bf16",
-                           "copy_d2d"}) {
+                           "copy_d2d", "add_bf16", "add_bf16x2", "add_bf16x8_pack",
+                           "add_f32_tuned", "add_f16_tuned", "add_bf16_tuned"}) {
     EXPECT_TRUE(FindKernel(name).ok()) << name;
   }
 }

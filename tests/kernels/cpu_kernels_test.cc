@@ -73,6 +73,9 @@ TEST_P(EveryVariant, TooSmallGridLeavesElementsUnwrittenAndFailsVerification) {
   if (k.family == KernelFamily::kSaxpy) {
     GTEST_SKIP() << "SAXPY updates y in place: an unwritten y keeps its old value, checked below";
   }
+  if (k.default_policy.grid_stride) {
+    GTEST_SKIP() << "grid-stride kernels cover any N with any grid (checked by GridStride...)";
+  }
   auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
   const int64_t n = 10000;
   LaunchGeometry g = DefaultGeometry(k, n);
@@ -80,6 +83,20 @@ TEST_P(EveryVariant, TooSmallGridLeavesElementsUnwrittenAndFailsVerification) {
   const Outcome o = RunOnCpu(*backend, k, n, g, 5);
   EXPECT_FALSE(o.verification.passed);
   EXPECT_GT(o.verification.mismatches, 0);
+}
+
+TEST_P(EveryVariant, GridStrideKernelsCoverEverythingWithFewBlocks) {
+  const KernelVariant& k = *GetParam();
+  if (!k.default_policy.grid_stride) GTEST_SKIP() << k.name << " is one pass, not grid-stride";
+  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  for (int64_t grid : {int64_t{1}, int64_t{3}, int64_t{7}}) {
+    for (int64_t n : {int64_t{5}, int64_t{1000003}}) {
+      LaunchGeometry g = DefaultGeometry(k, n);
+      g.grid_size = std::min(g.grid_size, grid);
+      const Outcome o = RunOnCpu(*backend, k, n, g, 11 + grid);
+      EXPECT_TRUE(o.verification.passed) << k.name << " grid=" << grid << " n=" << n;
+    }
+  }
 }
 
 std::string VariantName(const ::testing::TestParamInfo<const KernelVariant*>& info) {
