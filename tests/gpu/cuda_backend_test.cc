@@ -104,6 +104,11 @@ TEST_P(EveryCudaVariant, NonDefaultBlockSizes) {
     EXPECT_TRUE(result->resources.available);
     EXPECT_GT(result->resources.registers_per_thread, 0);
     EXPECT_GT(result->resources.active_blocks_per_multiprocessor, 0);
+    // Our calculator must agree with the CUDA occupancy API on every launch.
+    ASSERT_TRUE(result->occupancy.has_value());
+    EXPECT_EQ(result->occupancy->active_blocks_per_multiprocessor,
+              result->resources.active_blocks_per_multiprocessor)
+        << k.name << " block=" << block << " limiter=" << result->occupancy->limiter;
   }
 }
 
@@ -130,6 +135,32 @@ TEST_F(CudaTest, SeedSaxpyResources) {
   EXPECT_EQ(m->resources.static_shared_bytes, 0);
   EXPECT_GT(s->resources.registers_per_thread, m->resources.registers_per_thread);
   EXPECT_EQ(s->resources.local_bytes_per_thread, 0);
+}
+
+TEST_F(CudaTest, ProfilingPassReadsAchievedOccupancy) {
+  RunRequest r = Quick("saxpy_minimal", 32 << 20);
+  r.profile = true;
+  absl::StatusOr<RunResult> result = Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->counters.achieved_occupancy.has_value())
+      << "counters unavailable: " << result->counters.unavailable_reason;
+  EXPECT_GT(*result->counters.achieved_occupancy, 0.3);
+  EXPECT_LE(*result->counters.achieved_occupancy, 1.0);
+  ASSERT_TRUE(result->occupancy.has_value());
+  EXPECT_LE(*result->counters.achieved_occupancy, result->occupancy->theoretical_occupancy + 0.02);
+  ASSERT_TRUE(result->counters.dram_throughput_percent.has_value());
+  EXPECT_GT(*result->counters.dram_throughput_percent, 20);
+  EXPECT_TRUE(result->verification->passed);  // the profiling pass came after verification
+  EXPECT_FALSE(result->explanation.empty());
+}
+
+TEST_F(CudaTest, TunedGridIsResident) {
+  absl::StatusOr<RunResult> r = Run(Quick("add_f32_tuned", 256 << 20));
+  ASSERT_TRUE(r.ok()) << r.status();
+  const DeviceInfo& d = r->device;
+  EXPECT_LE(r->spec.geometry.grid_size,
+            int64_t{d.multiprocessor_count} * (d.max_threads_per_multiprocessor / 256));
+  EXPECT_TRUE(r->verification->passed);
 }
 
 TEST_F(CudaTest, LibraryLaunchesSayWhyResourcesAreUnavailable) {
