@@ -70,12 +70,12 @@ int main(int argc, char** argv) {
   g.grid_size = (n + int64_t{g.block_size} * g.items_per_thread - 1) /
                 (int64_t{g.block_size} * g.items_per_thread);
   if (k.default_policy.grid_stride) {  // the engine's resident grid (run_spec.cc)
-    int sms = 0, threads = 0, blocks = 0;
+    int sms = 0, per_sm = 0;
+    const void* symbol = nullptr;
+    k.cuda(buffers, g, nullptr, &symbol);
     CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    CHECK_CUDA(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, 0));
-    CHECK_CUDA(cudaDeviceGetAttribute(&blocks, cudaDevAttrMaxBlocksPerMultiprocessor, 0));
-    const int64_t resident = int64_t{sms} * std::min(blocks, threads / g.block_size);
-    g.grid_size = std::max<int64_t>(1, std::min(g.grid_size, resident));
+    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, symbol, g.block_size, 0));
+    g.grid_size = std::max<int64_t>(1, std::min(g.grid_size, int64_t{sms} * per_sm));
   }
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));

@@ -126,6 +126,13 @@ class Backend {
   // Current facts about `device` (free memory is read now). Thread-safe.
   virtual absl::StatusOr<DeviceInfo> Describe(int device) const = 0;
 
+  // Blocks of `variant` at `block_size` threads that fit on one multiprocessor (the occupancy
+  // API), or 0 where unknown (CPU, library launches). Thread-safe.
+  virtual int MaxActiveBlocksPerMultiprocessor(const KernelVariant& variant, int device,
+                                               int block_size) const {
+    return 0;
+  }
+
   // Allocates and fills buffers for a run of `variant` at `data.n` elements. RESOURCE_EXHAUSTED
   // when the buffers cannot fit. Call from the device's worker thread only.
   virtual absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,

@@ -57,21 +57,28 @@ constexpr KernelVariant kKernels[] = {
     {"add_bf16x8_pack", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {32, 8, true}, 0,
      "c = a + b in bf16, eight values per thread packed in one 128-bit load/store", kSeedAdd,
      kBf16Ulp, kExact, &cpu::AddBF16x8, GPUBENCH_CUDA(LaunchAddBF16x8Pack)},
-    // Tuned: 256 threads, 16-byte streaming loads, 4 independent loads per operand in flight per
-    // thread (items = 4 vectors x 16 bytes), grid-stride over the resident grid. See
-    // bench/results/2026-11-29-h200-tuned.md for the H200 bandwidth that justified them.
-    {"add_f32_tuned", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 16, true, true}, 0,
-     "c = a + b, 16-byte streaming loads, 4 in flight per operand per thread, grid-stride",
-     "gpubench tuned (Hopper habits: wide loads, ILP, persistent grid)", kExact, kExact,
-     &cpu::AddF32Tuned, GPUBENCH_CUDA(LaunchAddF32Tuned)},
-    {"add_f16_tuned", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 32, true, true}, 0,
-     "c = a + b in fp16, 16-byte streaming loads, 4 in flight per operand per thread, grid-stride",
-     "gpubench tuned (Hopper habits: wide loads, ILP, persistent grid)", kExact, kExact,
-     &cpu::AddF16Tuned, GPUBENCH_CUDA(LaunchAddF16Tuned)},
-    {"add_bf16_tuned", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {256, 32, true, true}, 0,
-     "c = a + b in bf16, 16-byte streaming loads, 4 in flight per operand per thread, grid-stride",
-     "gpubench tuned (Hopper habits: wide loads, ILP, persistent grid)", kBf16Ulp, kExact,
-     &cpu::AddBF16Tuned, GPUBENCH_CUDA(LaunchAddBF16Tuned)},
+    // Tuned: 256 threads, one pass, two independent 16-byte read-only loads per operand per
+    // thread (items = 2 vectors of 16 bytes). H200, 2026-11-29: the first try (4 streaming loads,
+    // grid-stride over a resident grid, kept below as add_f32_gridstride) needed 48 registers,
+    // 62.5% occupancy, and reached only 4.07-4.11 TB/s hot at 256Mi against CUB's 4.41
+    // (bench/results/2026-11-29-h200-tuned.md has this version's figures).
+    {"add_f32_tuned", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 8, true}, 0,
+     "c = a + b, two independent 16-byte loads per operand per thread, one pass",
+     "gpubench tuned (Hopper habits: wide loads, ILP)", kExact, kExact, &cpu::AddF32Tuned,
+     GPUBENCH_CUDA(LaunchAddF32Tuned)},
+    {"add_f16_tuned", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 16, true}, 0,
+     "c = a + b in fp16, two independent 16-byte loads per operand per thread, one pass",
+     "gpubench tuned (Hopper habits: wide loads, ILP)", kExact, kExact, &cpu::AddF16Tuned,
+     GPUBENCH_CUDA(LaunchAddF16Tuned)},
+    {"add_bf16_tuned", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {256, 16, true}, 0,
+     "c = a + b in bf16, two independent 16-byte loads per operand per thread, one pass",
+     "gpubench tuned (Hopper habits: wide loads, ILP)", kBf16Ulp, kExact, &cpu::AddBF16Tuned,
+     GPUBENCH_CUDA(LaunchAddBF16Tuned)},
+    {"add_f32_gridstride", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 16, true, true}, 0,
+     "c = a + b, four 16-byte streaming loads per operand per thread, grid-stride over the "
+     "resident grid (occupancy API)",
+     "gpubench experiment (persistent grid + streaming hints)", kExact, kExact,
+     &cpu::AddF32GridStride, GPUBENCH_CUDA(LaunchAddF32GridStride)},
     {"saxpy_minimal", KernelFamily::kSaxpy, DType::kF32, 12, {1024, 1, true}, 0,
      "y = alpha * x + y, register-light, no shared memory", kSeedSaxpy, kSaxpyRtol, kSaxpyAtol,
      &cpu::SaxpyMinimal, GPUBENCH_CUDA(LaunchSaxpyMinimal)},

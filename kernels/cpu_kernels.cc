@@ -65,6 +65,33 @@ void AddGridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t begi
   }
 }
 
+// The one-pass tuned kernels' indexing: block k owns vectors [k*B*U, (k+1)*B*U), lane-interleaved
+// (vector k*B*U + u*B + lane for u < U); the last n mod width elements one per global thread.
+template <typename T, typename AddFn>
+void AddBlockVectors(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end,
+                     AddFn add) {
+  constexpr int kWidth = 16 / sizeof(T);
+  const int unroll = g.items_per_thread / kWidth;
+  const T* a = static_cast<const T*>(b.in0);
+  const T* c_in = static_cast<const T*>(b.in1);
+  T* c = static_cast<T*>(b.out);
+  const int64_t nvec = b.n / kWidth;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t block = t / g.block_size, lane = t % g.block_size;
+    for (int u = 0; u < unroll; ++u) {
+      const int64_t v = block * g.block_size * unroll + int64_t{u} * g.block_size + lane;
+      if (v >= nvec) continue;
+      T ra[kWidth], rb[kWidth], rc[kWidth];
+      std::memcpy(ra, a + v * kWidth, sizeof(ra));
+      std::memcpy(rb, c_in + v * kWidth, sizeof(rb));
+      for (int k = 0; k < kWidth; ++k) rc[k] = add(ra[k], rb[k]);
+      std::memcpy(c + v * kWidth, rc, sizeof(rc));
+    }
+    const int64_t tail = nvec * kWidth + t;
+    if (tail < b.n) c[tail] = add(a[tail], c_in[tail]);
+  }
+}
+
 }  // namespace
 
 void AddF32(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
@@ -96,13 +123,17 @@ void AddBF16x8(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int
   AddVector<BFloat16>(b, 8, begin, end, AddBFloat16);
 }
 void AddF32Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
-  AddGridStride<float>(b, g, begin, end, AddFloat);
+  AddBlockVectors<float>(b, g, begin, end, AddFloat);
 }
 void AddF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
-  AddGridStride<Half>(b, g, begin, end, AddHalf);
+  AddBlockVectors<Half>(b, g, begin, end, AddHalf);
 }
 void AddBF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
-  AddGridStride<BFloat16>(b, g, begin, end, AddBFloat16);
+  AddBlockVectors<BFloat16>(b, g, begin, end, AddBFloat16);
+}
+void AddF32GridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin,
+                      int64_t end) {
+  AddGridStride<float>(b, g, begin, end, AddFloat);
 }
 
 void SaxpyMinimal(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {

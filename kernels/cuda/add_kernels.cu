@@ -156,7 +156,39 @@ __global__ void __launch_bounds__(1024) AddTunedKernel(const T* __restrict__ a,
   if (t < n) c[t] = ScalarAdd(a[t], b[t]);
 }
 
-constexpr int kTunedUnroll = 4;
+// One pass, no grid-stride: block b owns vectors [b * block * kUnroll, (b + 1) * block * kUnroll),
+// lane-interleaved so each of the kUnroll loads is coalesced across the warp; all loads are issued
+// before the first add. Read-only loads through __restrict__ const (LDG.E.128.CONSTANT).
+template <typename T, int kUnroll>
+__global__ void __launch_bounds__(1024) AddVecKernel(const T* __restrict__ a,
+                                                     const T* __restrict__ b,
+                                                     T* __restrict__ c, int64_t n) {
+  constexpr int kVec = 16 / sizeof(T);
+  const int64_t nvec = n / kVec;
+  const uint4* __restrict__ a4 = reinterpret_cast<const uint4*>(a);
+  const uint4* __restrict__ b4 = reinterpret_cast<const uint4*>(b);
+  uint4* __restrict__ c4 = reinterpret_cast<uint4*>(c);
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
+  uint4 ra[kUnroll], rb[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int64_t v = base + u * blockDim.x;
+    if (v < nvec) {
+      ra[u] = a4[v];
+      rb[u] = b4[v];
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int64_t v = base + u * blockDim.x;
+    if (v < nvec) c4[v] = AddPacked<T>(ra[u], rb[u]);
+  }
+  const int64_t t = nvec * kVec + GlobalThreadIndex();
+  if (t < n) c[t] = ScalarAdd(a[t], b[t]);
+}
+
+constexpr int kTunedUnroll = 2;
+constexpr int kGridStrideUnroll = 4;
 
 template <typename T>
 int LaunchAdd(void (*kernel)(const T*, const T*, T*, int64_t), const KernelBuffers& b,
@@ -182,9 +214,10 @@ GPUBENCH_ADD_LAUNCHER(LaunchAddBF16, __nv_bfloat16, AddScalarKernel<__nv_bfloat1
 GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x2, __nv_bfloat16, (AddX2Kernel<__nv_bfloat16, __nv_bfloat162>))
 GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x8Pack, __nv_bfloat16,
                       (AddX8PackKernel<__nv_bfloat16, __nv_bfloat162>))
-GPUBENCH_ADD_LAUNCHER(LaunchAddF32Tuned, float, (AddTunedKernel<float, kTunedUnroll>))
-GPUBENCH_ADD_LAUNCHER(LaunchAddF16Tuned, half, (AddTunedKernel<half, kTunedUnroll>))
-GPUBENCH_ADD_LAUNCHER(LaunchAddBF16Tuned, __nv_bfloat16, (AddTunedKernel<__nv_bfloat16, kTunedUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddF32Tuned, float, (AddVecKernel<float, kTunedUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddF16Tuned, half, (AddVecKernel<half, kTunedUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddBF16Tuned, __nv_bfloat16, (AddVecKernel<__nv_bfloat16, kTunedUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddF32GridStride, float, (AddTunedKernel<float, kGridStrideUnroll>))
 
 #undef GPUBENCH_ADD_LAUNCHER
 

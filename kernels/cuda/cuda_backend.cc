@@ -318,6 +318,20 @@ class CudaBackend final : public Backend {
     return d;
   }
 
+  int MaxActiveBlocksPerMultiprocessor(const KernelVariant& variant, int device,
+                                       int block_size) const override {
+    const void* symbol = nullptr;
+    if (variant.cuda == nullptr) return 0;
+    variant.cuda(KernelBuffers(), LaunchGeometry(), nullptr, &symbol);
+    int blocks = 0;
+    if (symbol == nullptr || cudaSetDevice(device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, symbol, block_size, 0) !=
+            cudaSuccess) {
+      return 0;
+    }
+    return blocks;
+  }
+
   absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
                                                 const LaunchGeometry& geometry,
                                                 const HostData& data) override {

@@ -80,10 +80,14 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   spec.geometry.grid_size = (spec.elements + per_block - 1) / per_block;
   if (k.default_policy.grid_stride && device.multiprocessor_count > 0 &&
       device.max_threads_per_multiprocessor > 0) {
-    // Resident grid: every SM full of blocks once, the kernel strides over the rest.
-    int per_sm = device.max_threads_per_multiprocessor / block;
-    if (device.max_blocks_per_multiprocessor > 0) {
-      per_sm = std::min(per_sm, device.max_blocks_per_multiprocessor);
+    // Resident grid: every SM full of blocks once (the occupancy API where the backend has it,
+    // else the thread limit), the kernel strides over the rest.
+    int per_sm = backend.MaxActiveBlocksPerMultiprocessor(k, spec.device_index, block);
+    if (per_sm <= 0) {
+      per_sm = device.max_threads_per_multiprocessor / block;
+      if (device.max_blocks_per_multiprocessor > 0) {
+        per_sm = std::min(per_sm, device.max_blocks_per_multiprocessor);
+      }
     }
     spec.geometry.grid_size = std::max<int64_t>(
         1, std::min<int64_t>(spec.geometry.grid_size,

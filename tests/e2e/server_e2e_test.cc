@@ -140,7 +140,7 @@ TEST_F(E2ETest, ListKernels) {
     EXPECT_TRUE(k.available()) << k.name();
     EXPECT_GT(k.bytes_per_element(), 0);
   }
-  EXPECT_EQ(names.size(), 19u);
+  EXPECT_EQ(names.size(), 20u);
   EXPECT_TRUE(names.count("add_f16x8_pack"));
   EXPECT_TRUE(names.count("saxpy_sophisticated"));
 }

@@ -155,11 +155,12 @@ TEST_F(CudaTest, ProfilingPassReadsAchievedOccupancy) {
 }
 
 TEST_F(CudaTest, TunedGridIsResident) {
-  absl::StatusOr<RunResult> r = Run(Quick("add_f32_tuned", 256 << 20));
+  absl::StatusOr<RunResult> r = Run(Quick("add_f32_gridstride", 256 << 20));
   ASSERT_TRUE(r.ok()) << r.status();
   const DeviceInfo& d = r->device;
-  EXPECT_LE(r->spec.geometry.grid_size,
-            int64_t{d.multiprocessor_count} * (d.max_threads_per_multiprocessor / 256));
+  ASSERT_TRUE(r->occupancy.has_value());
+  EXPECT_EQ(r->spec.geometry.grid_size,
+            int64_t{d.multiprocessor_count} * r->occupancy->active_blocks_per_multiprocessor);
   EXPECT_TRUE(r->verification->passed);
 }
 
