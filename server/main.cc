@@ -2,6 +2,8 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -17,7 +19,10 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu_backend.h"
 #include "server/engine/engine.h"
+#include "server/metrics/metrics.h"
 #include "server/service/benchmark_service.h"
+#include "server/service/rpc_metrics.h"
+#include "server/service/scheduler.h"
 #if GPUBENCH_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
 #endif
@@ -44,6 +49,15 @@ ABSL_FLAG(double, max_timeout_seconds, 120, "Largest sampling budget a request m
 ABSL_FLAG(double, shutdown_grace_seconds, 30,
           "On SIGTERM/SIGINT: time given to queued and running work before it is cancelled.");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "Largest gRPC message accepted.");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics listen address host:port (port 0 picks one; empty disables).");
+ABSL_FLAG(std::string, metrics_port_file, "", "If set, write the bound metrics port here.");
+ABSL_FLAG(int, metrics_max_series, 512,
+          "Most label sets of the per-result gauges (LRU; evictions are counted).");
+ABSL_FLAG(std::string, schedule_plan, "",
+          "JSON file with a RunSweepRequest (the RunSweep body) to run every "
+          "--schedule_interval_seconds through the device queues.");
+ABSL_FLAG(double, schedule_interval_seconds, 300, "Interval between scheduled plan passes.");
 ABSL_FLAG(bool, allow_profiling, true,
           "Allow requests to add a hardware-counter pass (CUPTI range profiler) for achieved "
           "occupancy. Counters need root or NVreg_RestrictProfilingToAdminUsers=0.");
@@ -109,6 +123,57 @@ int Main() {
   limits.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
   Engine engine(std::move(backend), limits);
 
+  auto registry = std::make_shared<prometheus::Registry>();
+  Metrics metrics(registry, {.max_result_series = absl::GetFlag(FLAGS_metrics_max_series)});
+  engine.AddObserver(&metrics);
+  {
+    std::vector<DeviceInfo> devices;
+    for (int d = 0; d < engine.backend().device_count(); ++d) {
+      if (absl::StatusOr<DeviceInfo> info = engine.backend().Describe(d); info.ok()) {
+        devices.push_back(*info);
+      }
+    }
+    metrics.SetInfo(devices, std::string(engine.backend().name()));
+  }
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+      !metrics_listen.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(metrics_listen);
+    } catch (const std::exception& e) {
+      spdlog::critical("could not serve metrics on {}: {}", metrics_listen, e.what());
+      return 2;
+    }
+    exposer->RegisterCollectable(registry);
+    const int metrics_port = exposer->GetListeningPorts().at(0);
+    if (const std::string f = absl::GetFlag(FLAGS_metrics_port_file); !f.empty()) {
+      std::ofstream(f) << metrics_port << "\n";
+    }
+    spdlog::info("serving Prometheus metrics on {} (port {}) at /metrics", metrics_listen,
+                 metrics_port);
+  }
+
+  std::unique_ptr<Scheduler> scheduler;
+  if (const std::string plan_file = absl::GetFlag(FLAGS_schedule_plan); !plan_file.empty()) {
+    std::ifstream in(plan_file);
+    if (!in) {
+      spdlog::critical("cannot read --schedule_plan {}", plan_file);
+      return 2;
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    absl::StatusOr<v1::RunSweepRequest> plan = ParsePlan(text);
+    absl::StatusOr<std::unique_ptr<Scheduler>> created =
+        plan.ok() ? Scheduler::Create(&engine, *plan,
+                                      absl::Seconds(absl::GetFlag(FLAGS_schedule_interval_seconds)),
+                                      absl::GetFlag(FLAGS_max_sweep_items))
+                  : absl::StatusOr<std::unique_ptr<Scheduler>>(plan.status());
+    if (!created.ok()) {
+      spdlog::critical("invalid --schedule_plan {}: {}", plan_file, created.status().ToString());
+      return 2;
+    }
+    scheduler = *std::move(created);
+  }
+
   ServiceOptions service_options;
   service_options.max_sweep_items = absl::GetFlag(FLAGS_max_sweep_items);
   BenchmarkService service(&engine, service_options);
@@ -121,6 +186,9 @@ int Main() {
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
   builder.RegisterService(&service);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(MakeRpcMetricsInterceptor(&metrics));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     spdlog::critical("could not listen on {}", listen);
@@ -134,12 +202,18 @@ int Main() {
   }
   spdlog::info("serving gpubench.v1.Benchmark on {} (port {}) backend={}", listen, port,
                std::string(engine.backend().name()));
+  if (scheduler) {
+    scheduler->Start();
+    spdlog::info("scheduled plan {} every {} s", absl::GetFlag(FLAGS_schedule_plan),
+                 absl::GetFlag(FLAGS_schedule_interval_seconds));
+  }
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   spdlog::info("signal {} received: not serving, draining for up to {} s", signal_number,
                absl::GetFlag(FLAGS_shutdown_grace_seconds));
   health->SetServingStatus(false);
+  if (scheduler) scheduler->Stop();
   const absl::Duration grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
   engine.Shutdown(grace);
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

@@ -70,7 +70,9 @@ void DeviceWorker::Remove(Job* job) {
     }
   }
   if (removed) {
-    removed->callbacks.on_done(absl::CancelledError("run cancelled while queued"));
+    removed->callbacks.on_done(absl::Now() >= job->deadline()
+                                   ? absl::DeadlineExceededError("deadline passed while queued")
+                                   : absl::CancelledError("run cancelled while queued"));
     PublishDepth();
   }
 }
@@ -128,8 +130,9 @@ void DeviceWorker::Loop() {
       result = MeasureRun(*backend_, item.spec,
                           [job] { return job->cancelled() || absl::Now() >= job->deadline(); },
                           &host_pool_);
+      // A client whose deadline passed also cancels its RPC: report the deadline, not the cancel.
       if (!result.ok() && result.status().code() == absl::StatusCode::kCancelled &&
-          !job->cancelled()) {
+          absl::Now() >= job->deadline()) {
         result = absl::DeadlineExceededError("deadline passed while the run was measuring");
       }
       if (result.ok()) result->queued_at = item.queued_at;

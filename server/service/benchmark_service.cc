@@ -262,45 +262,9 @@ grpc::ServerUnaryReactor* BenchmarkService::RunBenchmark(grpc::CallbackServerCon
 grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
     grpc::CallbackServerContext* context, const v1::RunSweepRequest* request) {
   // Validate every item before streaming anything: a bad sweep fails as a whole, at once.
-  absl::Status status;
-  std::vector<RunSpec> items;
-  if (request->kernels().empty() || request->sizes().empty()) {
-    status = absl::InvalidArgumentError("a sweep needs at least one kernel and one size");
-  }
-  const int64_t count = static_cast<int64_t>(request->kernels_size()) * request->sizes_size() *
-                        std::max(1, request->block_sizes_size());
-  if (status.ok() && count > options_.max_sweep_items) {
-    status = absl::InvalidArgumentError(absl::StrCat("the sweep has ", count,
-                                                     " items, over this server's limit of ",
-                                                     options_.max_sweep_items));
-  }
-  std::vector<int32_t> blocks(request->block_sizes().begin(), request->block_sizes().end());
-  if (blocks.empty()) blocks.push_back(0);
-  for (const std::string& kernel : request->kernels()) {
-    if (!status.ok()) break;
-    for (int64_t size : request->sizes()) {
-      if (!status.ok()) break;
-      for (int32_t block : blocks) {
-        v1::RunBenchmarkRequest one;
-        one.set_kernel(kernel);
-        one.set_elements(size);
-        one.set_device_index(request->device_index());
-        one.set_block_size(block);
-        *one.mutable_measurement() = request->measurement();
-        if (request->has_verify()) one.set_verify(request->verify());
-        if (request->has_seed()) one.set_seed(request->seed());
-        one.set_profile(request->profile());
-        absl::StatusOr<RunSpec> spec = engine_->Resolve(FromProto(one));
-        if (!spec.ok()) {
-          status = absl::Status(spec.status().code(),
-                                absl::StrCat("sweep item kernel=", kernel, " elements=", size,
-                                             " block_size=", block, ": ", spec.status().message()));
-          break;
-        }
-        items.push_back(*std::move(spec));
-      }
-    }
-  }
+  absl::StatusOr<std::vector<RunSpec>> items =
+      ExpandSweep(*request, *engine_, options_.max_sweep_items);
+  const absl::Status status = items.status();
   if (!status.ok()) {
     class FailedReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse> {
      public:
@@ -309,7 +273,7 @@ grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
     };
     return new FailedReactor(ToGrpcStatus(status));
   }
-  return new SweepReactor(engine_, context, std::move(items));
+  return new SweepReactor(engine_, context, *std::move(items));
 }
 
 }  // namespace gpubench

@@ -1,5 +1,6 @@
 #include "server/service/convert.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 
@@ -204,6 +205,46 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   o->set_achieved_unavailable_reason(r.counters.unavailable_reason);
   out->set_explanation(r.explanation);
   ToProto(r.device, out->mutable_device());
+}
+
+absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& request,
+                                                 const Engine& engine, int max_items) {
+  if (request.kernels().empty() || request.sizes().empty()) {
+    return absl::InvalidArgumentError("a sweep needs at least one kernel and one size");
+  }
+  const int64_t count = static_cast<int64_t>(request.kernels_size()) * request.sizes_size() *
+                        std::max(1, request.block_sizes_size());
+  if (count > max_items) {
+    return absl::InvalidArgumentError(absl::StrCat("the sweep has ", count,
+                                                   " items, over this server's limit of ",
+                                                   max_items, " (--max_sweep_items)"));
+  }
+  std::vector<int32_t> blocks(request.block_sizes().begin(), request.block_sizes().end());
+  if (blocks.empty()) blocks.push_back(0);
+  std::vector<RunSpec> items;
+  for (const std::string& kernel : request.kernels()) {
+    for (int64_t size : request.sizes()) {
+      for (int32_t block : blocks) {
+        v1::RunBenchmarkRequest one;
+        one.set_kernel(kernel);
+        one.set_elements(size);
+        one.set_device_index(request.device_index());
+        one.set_block_size(block);
+        *one.mutable_measurement() = request.measurement();
+        if (request.has_verify()) one.set_verify(request.verify());
+        if (request.has_seed()) one.set_seed(request.seed());
+        one.set_profile(request.profile());
+        absl::StatusOr<RunSpec> spec = engine.Resolve(FromProto(one));
+        if (!spec.ok()) {
+          return absl::Status(spec.status().code(),
+                              absl::StrCat("sweep item kernel=", kernel, " elements=", size,
+                                           " block_size=", block, ": ", spec.status().message()));
+        }
+        items.push_back(*std::move(spec));
+      }
+    }
+  }
+  return items;
 }
 
 absl::Status VerificationStatus(const RunResult& r) {

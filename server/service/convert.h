@@ -5,6 +5,7 @@
 #include "gpubench/v1/benchmark.pb.h"
 #include "kernels/backend.h"
 #include "kernels/catalog.h"
+#include "server/engine/engine.h"
 #include "server/engine/run_spec.h"
 
 namespace gpubench {
@@ -13,6 +14,12 @@ RunRequest FromProto(const v1::RunBenchmarkRequest& request);
 void ToProto(const KernelVariant& kernel, bool available, v1::KernelInfo* out);
 void ToProto(const DeviceInfo& device, v1::DeviceInfo* out);
 void ToProto(const RunResult& result, v1::RunResult* out);
+
+// Expands a sweep (kernels x sizes x block sizes) into validated RunSpecs, failing as a whole on
+// the first invalid item (its status names the item) or when it has more than `max_items` items.
+// Plan files use this same message, so scheduled plans and RPC sweeps share one format.
+absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& request,
+                                                 const Engine& engine, int max_items);
 
 // A run whose verification failed is an error, never a result: FAILED verification becomes
 // INTERNAL with the first mismatch in the message; otherwise OK.

@@ -40,6 +40,8 @@ class ServerProcess {
     const std::string port_file = dir_ + "/port";
     std::vector<std::string> args = {GPUBENCH_SERVER_BINARY, "--listen=127.0.0.1:0",
                                      "--port_file=" + port_file, "--backend=cpu",
+                                     "--metrics_listen=127.0.0.1:0",
+                                     "--metrics_port_file=" + dir_ + "/metrics_port",
                                      "--default_min_time_seconds=0.01",
                                      "--default_timeout_seconds=1"};
     args.insert(args.end(), extra_flags.begin(), extra_flags.end());

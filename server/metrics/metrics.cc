@@ -1,0 +1,241 @@
+#include "server/metrics/metrics.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace gpubench {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+const char* StatusCodeName(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk: return "OK";
+    case absl::StatusCode::kCancelled: return "CANCELLED";
+    case absl::StatusCode::kUnknown: return "UNKNOWN";
+    case absl::StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
+    case absl::StatusCode::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
+    case absl::StatusCode::kNotFound: return "NOT_FOUND";
+    case absl::StatusCode::kAlreadyExists: return "ALREADY_EXISTS";
+    case absl::StatusCode::kPermissionDenied: return "PERMISSION_DENIED";
+    case absl::StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
+    case absl::StatusCode::kFailedPrecondition: return "FAILED_PRECONDITION";
+    case absl::StatusCode::kAborted: return "ABORTED";
+    case absl::StatusCode::kOutOfRange: return "OUT_OF_RANGE";
+    case absl::StatusCode::kUnimplemented: return "UNIMPLEMENTED";
+    case absl::StatusCode::kInternal: return "INTERNAL";
+    case absl::StatusCode::kUnavailable: return "UNAVAILABLE";
+    case absl::StatusCode::kDataLoss: return "DATA_LOSS";
+    case absl::StatusCode::kUnauthenticated: return "UNAUTHENTICATED";
+    default: return "UNKNOWN";
+  }
+}
+
+// Run wall time (queue excluded): 10 ms .. ~3 min.
+const prometheus::Histogram::BucketBoundaries kRunBuckets = {0.01, 0.05, 0.1, 0.25, 0.5, 1,
+                                                             2.5,  5,    10,  20,   40,  80, 160};
+// RPC latency, queueing included: 100 us .. ~10 min.
+const prometheus::Histogram::BucketBoundaries kRpcBuckets = {
+    0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600};
+
+}  // namespace
+
+Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions options)
+    : registry_(std::move(registry)),
+      options_(options),
+      median_seconds_(BuildGauge()
+                          .Name("gpubench_run_median_seconds")
+                          .Help("Median time of one launch in the latest run of this kernel, size, "
+                                "mode and device (seconds)")
+                          .Register(*registry_)),
+      bandwidth_(BuildGauge()
+                     .Name("gpubench_run_bandwidth_bytes_per_second")
+                     .Help("Bytes moved per launch divided by the median time, latest run")
+                     .Register(*registry_)),
+      peak_ratio_(BuildGauge()
+                      .Name("gpubench_run_peak_bandwidth_ratio")
+                      .Help("Bandwidth of the latest run as a fraction of the device's theoretical "
+                            "peak (2 x memory clock x bus width / 8); absent on the CPU backend")
+                      .Register(*registry_)),
+      theoretical_occupancy_(BuildGauge()
+                                 .Name("gpubench_run_theoretical_occupancy_ratio")
+                                 .Help("Theoretical occupancy of the latest run's launch, active "
+                                       "warps / max warps per SM")
+                                 .Register(*registry_)),
+      achieved_occupancy_(BuildGauge()
+                              .Name("gpubench_run_achieved_occupancy_ratio")
+                              .Help("Achieved occupancy from hardware counters (CUPTI), latest "
+                                    "profiled run")
+                              .Register(*registry_)),
+      registers_(BuildGauge()
+                     .Name("gpubench_run_registers_per_thread")
+                     .Help("Registers per thread of the kernel as compiled")
+                     .Register(*registry_)),
+      verified_(BuildGauge()
+                    .Name("gpubench_run_verification_passed")
+                    .Help("1 if the latest run's output matched the host reference, 0 if not")
+                    .Register(*registry_)),
+      last_result_timestamp_(BuildGauge()
+                                 .Name("gpubench_run_last_timestamp_seconds")
+                                 .Help("Unix time of the latest finished run of this series")
+                                 .Register(*registry_)),
+      runs_(BuildCounter()
+                .Name("gpubench_runs_total")
+                .Help("Finished runs by kernel, device and outcome (ok, verification_failed or the "
+                      "error code)")
+                .Register(*registry_)),
+      run_duration_(BuildHistogram()
+                        .Name("gpubench_run_duration_seconds")
+                        .Help("Wall time of a run on its device: data, warm-up, samples, "
+                              "verification (queue wait excluded)")
+                        .Register(*registry_)),
+      queue_depth_(BuildGauge()
+                       .Name("gpubench_queue_depth")
+                       .Help("Runs queued or running on a device")
+                       .Register(*registry_)),
+      rpcs_(BuildCounter()
+                .Name("gpubench_grpc_requests_total")
+                .Help("Finished gRPC requests by method and status code")
+                .Register(*registry_)),
+      rpc_duration_(BuildHistogram()
+                        .Name("gpubench_grpc_request_duration_seconds")
+                        .Help("gRPC request latency by method, queueing included")
+                        .Register(*registry_)),
+      device_info_(BuildGauge()
+                       .Name("gpubench_device_info")
+                       .Help("Device facts as labels; value 1")
+                       .Register(*registry_)),
+      build_info_(BuildGauge()
+                      .Name("gpubench_build_info")
+                      .Help("Build facts as labels; value 1")
+                      .Register(*registry_)),
+      evicted_(BuildCounter()
+                   .Name("gpubench_metrics_series_evicted_total")
+                   .Help("Per-result label sets dropped by the LRU cap (--metrics_max_series)")
+                   .Register(*registry_)
+                   .Add({})) {}
+
+void Metrics::SetInfo(const std::vector<DeviceInfo>& devices, const std::string& backend) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const DeviceInfo& d : devices) {
+    device_labels_[d.index] = {d.uuid, d.name};
+    device_info_
+        .Add({{"device", absl::StrCat(d.index)},
+              {"gpu_uuid", d.uuid},
+              {"gpu_model", d.name},
+              {"backend", d.backend},
+              {"compute_capability",
+               absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor)},
+              {"driver", d.driver_version}})
+        .Set(1);
+    queue_depth_.Add({{"device", absl::StrCat(d.index)}}).Set(0);
+  }
+  build_info_
+      .Add({{"version", "0.1.0"},
+            {"backend", backend},
+#if GPUBENCH_HAVE_CUDA
+            {"cuda_compiled", "true"}
+#else
+            {"cuda_compiled", "false"}
+#endif
+           })
+      .Set(1);
+}
+
+Metrics::ResultGauges& Metrics::GaugesFor(const std::map<std::string, std::string>& labels) {
+  auto it = series_.find(labels);
+  if (it != series_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.second);
+    return it->second.first;
+  }
+  while (static_cast<int>(series_.size()) >= options_.max_result_series && !lru_.empty()) {
+    auto victim = series_.find(lru_.back());
+    RemoveGauges(victim->second.first);
+    series_.erase(victim);
+    lru_.pop_back();
+    evicted_.Increment();
+  }
+  lru_.push_front(labels);
+  ResultGauges g{&median_seconds_.Add(labels),
+                 &bandwidth_.Add(labels),
+                 nullptr,
+                 nullptr,
+                 nullptr,
+                 nullptr,
+                 &verified_.Add(labels),
+                 &last_result_timestamp_.Add(labels)};
+  return series_.emplace(labels, std::make_pair(g, lru_.begin())).first->second.first;
+}
+
+void Metrics::RemoveGauges(const ResultGauges& g) {
+  median_seconds_.Remove(g.median_seconds);
+  bandwidth_.Remove(g.bandwidth);
+  if (g.peak_ratio) peak_ratio_.Remove(g.peak_ratio);
+  if (g.theoretical_occupancy) theoretical_occupancy_.Remove(g.theoretical_occupancy);
+  if (g.achieved_occupancy) achieved_occupancy_.Remove(g.achieved_occupancy);
+  if (g.registers) registers_.Remove(g.registers);
+  verified_.Remove(g.verified);
+  last_result_timestamp_.Remove(g.timestamp);
+}
+
+void Metrics::OnRunFinished(const RunSpec& spec, const absl::StatusOr<RunResult>& result,
+                            absl::Duration wall_time) {
+  const std::string kernel(spec.kernel->name);
+  const std::string device = absl::StrCat(spec.device_index);
+  std::string outcome = result.ok() ? "ok" : StatusCodeName(result.status().code());
+  if (result.ok() && result->verification && !result->verification->passed) {
+    outcome = "verification_failed";
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  runs_.Add({{"kernel", kernel}, {"device", device}, {"outcome", outcome}}).Increment();
+  run_duration_.Add({{"device", device}}, kRunBuckets).Observe(absl::ToDoubleSeconds(wall_time));
+  if (!result.ok()) return;
+  const auto& [uuid, model] = device_labels_[spec.device_index];
+  const std::map<std::string, std::string> labels = {
+      {"kernel", kernel},
+      {"dtype", DTypeName(spec.kernel->dtype)},
+      {"elements", absl::StrCat(spec.elements)},
+      {"cache_mode", CacheModeName(spec.cache_mode)},
+      {"device", device},
+      {"gpu_uuid", uuid},
+      {"gpu_model", model}};
+  ResultGauges& g = GaugesFor(labels);
+  g.median_seconds->Set(result->stats.median_seconds);
+  g.bandwidth->Set(result->bandwidth_bytes_per_second);
+  if (result->percent_of_peak) {
+    if (!g.peak_ratio) g.peak_ratio = &peak_ratio_.Add(labels);
+    g.peak_ratio->Set(*result->percent_of_peak / 100.0);
+  }
+  if (result->occupancy) {
+    if (!g.theoretical_occupancy) g.theoretical_occupancy = &theoretical_occupancy_.Add(labels);
+    g.theoretical_occupancy->Set(result->occupancy->theoretical_occupancy);
+    if (!g.registers) g.registers = &registers_.Add(labels);
+    g.registers->Set(result->resources.registers_per_thread);
+  }
+  if (result->counters.achieved_occupancy) {
+    if (!g.achieved_occupancy) g.achieved_occupancy = &achieved_occupancy_.Add(labels);
+    g.achieved_occupancy->Set(*result->counters.achieved_occupancy);
+  }
+  g.verified->Set(!result->verification || result->verification->passed ? 1 : 0);
+  g.timestamp->Set(absl::ToDoubleSeconds(result->finished_at - absl::UnixEpoch()));
+}
+
+void Metrics::OnQueueDepth(int device_index, int depth) {
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_depth_.Add({{"device", absl::StrCat(device_index)}}).Set(depth);
+}
+
+void Metrics::OnRpc(const std::string& method, const std::string& code, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rpcs_.Add({{"method", method}, {"code", code}}).Increment();
+  rpc_duration_.Add({{"method", method}}, kRpcBuckets).Observe(seconds);
+}
+
+int Metrics::result_series() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(series_.size());
+}
+
+}  // namespace gpubench

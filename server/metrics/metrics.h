@@ -1,0 +1,92 @@
+// Prometheus metrics (prometheus-cpp, pull): a RunObserver that turns results and queue events
+// into series, gRPC request metrics, device and build info. Label cardinality is bounded: the
+// per-result gauges (labelled by element count, which callers choose) live in an LRU of at most
+// `max_result_series` label sets; evictions are counted in gpubench_metrics_series_evicted_total.
+#ifndef GPUBENCH_SERVER_METRICS_METRICS_H_
+#define GPUBENCH_SERVER_METRICS_METRICS_H_
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "kernels/backend.h"
+#include "server/engine/engine.h"
+
+namespace gpubench {
+
+struct MetricsOptions {
+  int max_result_series = 512;  // LRU cap on label sets of the per-result gauges
+};
+
+// Thread-safe.
+class Metrics final : public RunObserver {
+ public:
+  Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions options);
+
+  // Exports gpubench_device_info and gpubench_build_info. Call once at start-up.
+  void SetInfo(const std::vector<DeviceInfo>& devices, const std::string& backend);
+
+  void OnRunFinished(const RunSpec& spec, const absl::StatusOr<RunResult>& result,
+                     absl::Duration wall_time) override;
+  void OnQueueDepth(int device_index, int depth) override;
+
+  // gRPC edge: one finished RPC. `code` is the grpc status code name ("OK", "NOT_FOUND", ...).
+  void OnRpc(const std::string& method, const std::string& code, double seconds);
+
+  // Number of per-result label sets currently exported (for tests).
+  int result_series() const;
+
+ private:
+  struct ResultGauges {
+    prometheus::Gauge* median_seconds;
+    prometheus::Gauge* bandwidth;
+    prometheus::Gauge* peak_ratio;
+    prometheus::Gauge* theoretical_occupancy;
+    prometheus::Gauge* achieved_occupancy;
+    prometheus::Gauge* registers;
+    prometheus::Gauge* verified;
+    prometheus::Gauge* timestamp;
+  };
+  ResultGauges& GaugesFor(const std::map<std::string, std::string>& labels);  // mu_ held
+  void RemoveGauges(const ResultGauges& g);
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  const MetricsOptions options_;
+  std::map<int, std::pair<std::string, std::string>> device_labels_;  // index -> (uuid, model)
+
+  prometheus::Family<prometheus::Gauge>& median_seconds_;
+  prometheus::Family<prometheus::Gauge>& bandwidth_;
+  prometheus::Family<prometheus::Gauge>& peak_ratio_;
+  prometheus::Family<prometheus::Gauge>& theoretical_occupancy_;
+  prometheus::Family<prometheus::Gauge>& achieved_occupancy_;
+  prometheus::Family<prometheus::Gauge>& registers_;
+  prometheus::Family<prometheus::Gauge>& verified_;
+  prometheus::Family<prometheus::Gauge>& last_result_timestamp_;
+  prometheus::Family<prometheus::Counter>& runs_;
+  prometheus::Family<prometheus::Histogram>& run_duration_;
+  prometheus::Family<prometheus::Gauge>& queue_depth_;
+  prometheus::Family<prometheus::Counter>& rpcs_;
+  prometheus::Family<prometheus::Histogram>& rpc_duration_;
+  prometheus::Family<prometheus::Gauge>& device_info_;
+  prometheus::Family<prometheus::Gauge>& build_info_;
+  prometheus::Counter& evicted_;
+
+  mutable std::mutex mu_;
+  // LRU of per-result label sets: most recent at the front.
+  std::list<std::map<std::string, std::string>> lru_;
+  std::map<std::map<std::string, std::string>,
+           std::pair<ResultGauges, std::list<std::map<std::string, std::string>>::iterator>>
+      series_;
+};
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_SERVER_METRICS_METRICS_H_

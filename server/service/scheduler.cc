@@ -1,0 +1,108 @@
+#include "server/service/scheduler.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/service/convert.h"
+
+namespace gpubench {
+
+absl::StatusOr<v1::RunSweepRequest> ParsePlan(const std::string& json) {
+  v1::RunSweepRequest plan;
+  const auto status = google::protobuf::util::JsonStringToMessage(json, &plan);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan is not a RunSweepRequest in JSON: ", status.ToString()));
+  }
+  return plan;
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(Engine* engine,
+                                                             const v1::RunSweepRequest& plan,
+                                                             absl::Duration interval,
+                                                             int max_items) {
+  if (interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("the schedule interval must be positive");
+  }
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, *engine, max_items);
+  if (!items.ok()) return items.status();
+  return std::unique_ptr<Scheduler>(new Scheduler(engine, plan, interval, max_items));
+}
+
+Scheduler::~Scheduler() { Stop(); }
+
+void Scheduler::Start() { thread_ = std::thread([this] { Loop(); }); }
+
+void Scheduler::Stop() {
+  std::shared_ptr<Job> job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    job = current_;
+  }
+  cv_.notify_all();
+  if (job) job->Cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+int Scheduler::completed_passes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return passes_;
+}
+
+void Scheduler::Loop() {
+  while (true) {
+    // Re-resolved every pass: fresh random seeds unless the plan fixes one, fresh memory checks.
+    absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan_, *engine_, max_items_);
+    if (!items.ok()) {
+      spdlog::warn("scheduled plan rejected this pass: {}", std::string(items.status().message()));
+    } else {
+      int ok = 0, failed = 0;
+      for (RunSpec& spec : *items) {
+        std::mutex done_mu;
+        std::condition_variable done_cv;
+        bool done = false;
+        bool success = false;
+        JobCallbacks callbacks;
+        callbacks.on_done = [&](absl::StatusOr<RunResult> r) {
+          std::lock_guard<std::mutex> lock(done_mu);
+          done = true;
+          success = r.ok() && (!r->verification || r->verification->passed);
+          done_cv.notify_all();
+        };
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (stop_) return;
+        }
+        absl::StatusOr<std::shared_ptr<Job>> job =
+            engine_->Submit(spec, absl::Now() + interval_, std::move(callbacks), nullptr);
+        if (!job.ok()) {
+          spdlog::warn("scheduled run of {} not queued: {}", std::string(spec.kernel->name),
+                       std::string(job.status().message()));
+          ++failed;
+          continue;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          current_ = *job;
+          if (stop_) (*job)->Cancel();
+        }
+        std::unique_lock<std::mutex> lock(done_mu);
+        done_cv.wait(lock, [&] { return done; });
+        (success ? ok : failed)++;
+      }
+      spdlog::info("scheduled pass done: {} ok, {} failed", ok, failed);
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    current_.reset();
+    ++passes_;
+    if (cv_.wait_for(lock, std::chrono::milliseconds(absl::ToInt64Milliseconds(interval_)),
+                     [&] { return stop_; })) {
+      return;
+    }
+  }
+}
+
+}  // namespace gpubench

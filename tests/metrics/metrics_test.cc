@@ -1,0 +1,92 @@
+#include "server/metrics/metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+
+#include "absl/time/clock.h"
+
+namespace gpubench {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Scrape(prometheus::Registry& registry) {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, registry.Collect());
+  return out.str();
+}
+
+RunResult Result(const RunSpec& spec, double median) {
+  RunResult r;
+  r.spec = spec;
+  r.stats.median_seconds = median;
+  r.bandwidth_bytes_per_second = 1e12;
+  r.percent_of_peak = 50;
+  r.verification = Verification{.passed = true};
+  r.finished_at = absl::Now();
+  return r;
+}
+
+class MetricsTest : public ::testing::Test {
+ protected:
+  RunSpec Spec(int64_t n) {
+    RunSpec s;
+    s.kernel = *FindKernel("add_f32x4");
+    s.elements = n;
+    return s;
+  }
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+};
+
+TEST_F(MetricsTest, ExportsResultsCountersAndInfo) {
+  Metrics m(registry_, {.max_result_series = 10});
+  DeviceInfo d;
+  d.index = 0;
+  d.uuid = "GPU-1234";
+  d.name = "NVIDIA H200";
+  d.backend = "cuda";
+  m.SetInfo({d}, "cuda");
+  m.OnRunFinished(Spec(1024), Result(Spec(1024), 2e-6), absl::Milliseconds(30));
+  m.OnRunFinished(Spec(1024), absl::DeadlineExceededError("late"), absl::Seconds(1));
+  RunResult bad = Result(Spec(2048), 3e-6);
+  bad.verification->passed = false;
+  m.OnRunFinished(Spec(2048), bad, absl::Milliseconds(20));
+  m.OnQueueDepth(0, 3);
+  m.OnRpc("/gpubench.v1.Benchmark/RunBenchmark", "OK", 0.01);
+  const std::string text = Scrape(*registry_);
+  EXPECT_THAT(text, HasSubstr("gpubench_run_median_seconds{cache_mode=\"cold\",device=\"0\","
+                              "dtype=\"f32\",elements=\"1024\",gpu_model=\"NVIDIA H200\","
+                              "gpu_uuid=\"GPU-1234\",kernel=\"add_f32x4\"} 2e-06"));
+  EXPECT_THAT(text, HasSubstr("gpubench_run_peak_bandwidth_ratio{"));
+  EXPECT_THAT(text, HasSubstr("outcome=\"DEADLINE_EXCEEDED\"} 1"));
+  EXPECT_THAT(text, HasSubstr("outcome=\"verification_failed\"} 1"));
+  EXPECT_THAT(text, HasSubstr("elements=\"2048\",gpu_model=\"NVIDIA H200\",gpu_uuid=\"GPU-1234\","
+                              "kernel=\"add_f32x4\"} 0"));
+  EXPECT_THAT(text, HasSubstr("gpubench_queue_depth{device=\"0\"} 3"));
+  EXPECT_THAT(text, HasSubstr("gpubench_device_info{backend=\"cuda\""));
+  EXPECT_THAT(text, HasSubstr("gpubench_build_info{"));
+  EXPECT_THAT(text, HasSubstr("gpubench_grpc_request_duration_seconds_bucket{"));
+  EXPECT_THAT(text, HasSubstr("# HELP gpubench_runs_total"));
+}
+
+TEST_F(MetricsTest, ResultSeriesAreCappedByAnLru) {
+  Metrics m(registry_, {.max_result_series = 3});
+  for (int64_t n = 1; n <= 10; ++n) m.OnRunFinished(Spec(n), Result(Spec(n), 1e-6), absl::Seconds(1));
+  EXPECT_EQ(m.result_series(), 3);
+  // Touching the oldest survivor keeps it; the next new series evicts another one.
+  m.OnRunFinished(Spec(8), Result(Spec(8), 1e-6), absl::Seconds(1));
+  m.OnRunFinished(Spec(11), Result(Spec(11), 1e-6), absl::Seconds(1));
+  const std::string text = Scrape(*registry_);
+  EXPECT_THAT(text, HasSubstr("elements=\"8\""));
+  EXPECT_THAT(text, HasSubstr("elements=\"11\""));
+  EXPECT_THAT(text, Not(HasSubstr("elements=\"9\"")));
+  EXPECT_THAT(text, Not(HasSubstr("elements=\"1\",")));
+  EXPECT_THAT(text, HasSubstr("gpubench_metrics_series_evicted_total 8"));
+}
+
+}  // namespace
+}  // namespace gpubench

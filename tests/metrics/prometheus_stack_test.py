@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""The metrics story end to end, against real processes on loopback:
+
+1. gpubench_server (CPU backend) with a scheduled plan and metrics on an ephemeral port; runs made
+   through the CLI (successes, a sweep, a deadline-exceeded failure).
+2. `promtool check metrics` on a real scrape; `promtool check rules` on deploy/prometheus/rules.yml.
+3. A real Prometheus server scraping it; every PromQL expression of the Grafana dashboard and of
+   the alert rules evaluated through the HTTP API without error, the dashboard ones returning data
+   (except the GPU-only panels, which the CPU backend cannot feed: reported, not hidden).
+4. Every YAML and JSON file under deploy/ parses; the PrometheusRule embeds rules.yml's groups.
+
+    prometheus_stack_test.py SERVER_BINARY CLI_BINARY SOURCE_DIR
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import yaml
+
+# Panels that only a GPU backend can feed (no theoretical peak or SMs on the CPU backend).
+GPU_ONLY = ("gpubench_run_peak_bandwidth_ratio", "gpubench_run_theoretical_occupancy_ratio",
+            "gpubench_run_achieved_occupancy_ratio")
+
+failures = []
+
+
+def check(ok, what):
+    print(("PASS " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_file(path, timeout=20):
+    end = time.time() + timeout
+    while time.time() < end:
+        if os.path.exists(path) and open(path).read().strip():
+            return open(path).read().strip()
+        time.sleep(0.1)
+    raise RuntimeError(f"{path} not written")
+
+
+def http_get(url, timeout=10):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read().decode()
+
+
+def query(prom, expr):
+    url = f"http://127.0.0.1:{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    try:
+        return json.loads(http_get(url))
+    except urllib.error.HTTPError as e:
+        return json.loads(e.read().decode())
+
+
+def main():
+    server_bin, cli_bin, src = sys.argv[1:4]
+    for tool in ("promtool", "prometheus"):
+        if shutil.which(tool) is None:
+            print(f"FAIL {tool} not installed (Debian package 'prometheus')")
+            return 1
+    tmp = tempfile.mkdtemp(prefix="gpubench_prom_")
+    procs = []
+    try:
+        plan = os.path.join(tmp, "plan.json")
+        with open(plan, "w") as f:
+            json.dump({"kernels": ["add_f32", "add_f16x8_pack"], "sizes": ["4096", "65536"],
+                       "measurement": {"minSamples": 3, "minTimeSeconds": 0.001,
+                                       "timeoutSeconds": 0.5}}, f)
+        server = subprocess.Popen(
+            [server_bin, "--listen=127.0.0.1:0", f"--port_file={tmp}/port", "--backend=cpu",
+             "--metrics_listen=127.0.0.1:0", f"--metrics_port_file={tmp}/mport",
+             f"--schedule_plan={plan}", "--schedule_interval_seconds=2",
+             "--default_min_time_seconds=0.01", "--default_timeout_seconds=0.5"],
+            stdout=open(f"{tmp}/server.log", "w"), stderr=subprocess.STDOUT)
+        procs.append(server)
+        port, mport = wait_file(f"{tmp}/port"), wait_file(f"{tmp}/mport")
+        target = f"--target=127.0.0.1:{port}"
+        for args in (["run", "add_f32x4", "--size=1Mi"], ["run", "saxpy_balanced", "--size=100000"],
+                     ["sweep", "--kernels=add_f16,copy_d2d", "--sizes=1Ki,3000", "--progress=false"]):
+            r = subprocess.run([cli_bin, *args, target], capture_output=True, text=True)
+            check(r.returncode == 0, f"gpubench {' '.join(args)} exits 0 ({r.stderr.strip()[:200]})")
+        # A failed run: the deadline passes while it measures (counted as DEADLINE_EXCEEDED).
+        r = subprocess.run([cli_bin, "run", "add_f32", "--size=4Mi", "--min_samples=100000",
+                            "--max_samples=100000", "--timeout=60", "--rpc_timeout_seconds=0.5",
+                            target], capture_output=True, text=True)
+        check(r.returncode == 3, f"a run past its deadline exits 3 (got {r.returncode})")
+
+        # The server records the failure once its worker notices the deadline (next sample).
+        end = time.time() + 10
+        while time.time() < end:
+            scrape = http_get(f"http://127.0.0.1:{mport}/metrics")
+            if 'outcome="DEADLINE_EXCEEDED"' in scrape:
+                break
+            time.sleep(0.2)
+        with open(f"{tmp}/scrape.txt", "w") as f:
+            f.write(scrape)
+        r = subprocess.run(["promtool", "check", "metrics"], input=scrape, capture_output=True,
+                           text=True)
+        check(r.returncode == 0, f"promtool check metrics on a real scrape: {r.stdout}{r.stderr}".strip())
+        for family in ("gpubench_run_median_seconds", "gpubench_run_bandwidth_bytes_per_second",
+                       "gpubench_runs_total", "gpubench_run_duration_seconds_bucket",
+                       "gpubench_queue_depth", "gpubench_grpc_requests_total",
+                       "gpubench_grpc_request_duration_seconds_bucket", "gpubench_device_info",
+                       "gpubench_build_info", "gpubench_run_verification_passed"):
+            check(family in scrape, f"scrape has {family}")
+        check('outcome="DEADLINE_EXCEEDED"' in scrape, "the failed run is counted by outcome")
+
+        rules_file = os.path.join(src, "deploy/prometheus/rules.yml")
+        r = subprocess.run(["promtool", "check", "rules", rules_file], capture_output=True, text=True)
+        check(r.returncode == 0, f"promtool check rules: {r.stdout.strip()}")
+
+        prom = free_port()
+        config = os.path.join(tmp, "prometheus.yml")
+        shutil.copy(rules_file, os.path.join(tmp, "rules.yml"))
+        with open(config, "w") as f:
+            yaml.safe_dump({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                            "rule_files": ["rules.yml"],
+                            "scrape_configs": [{"job_name": "gpubench", "static_configs": [
+                                {"targets": [f"127.0.0.1:{mport}"]}]}]}, f)
+        procs.append(subprocess.Popen(
+            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp}/data",
+             f"--web.listen-address=127.0.0.1:{prom}"],
+            stdout=open(f"{tmp}/prometheus.log", "w"), stderr=subprocess.STDOUT))
+        end = time.time() + 60
+        while time.time() < end:
+            try:
+                res = query(prom, 'up{job="gpubench"}')
+                if res.get("data", {}).get("result") and res["data"]["result"][0]["value"][1] == "1":
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        check(time.time() < end, "Prometheus scrapes gpubench (up == 1)")
+        time.sleep(8)  # several scrapes and at least one more scheduled pass, for rate()
+
+        dashboard = json.load(open(os.path.join(src, "deploy/grafana/gpubench-dashboard.json")))
+        for var in dashboard["templating"]["list"]:
+            if var["type"] == "query":
+                expr = var["query"]["query"]
+                label = expr[len("label_values("):-1].rsplit(",", 1)
+                selector = label[0].replace("$instance", ".*")
+                res = query(prom, selector)
+                check(res.get("status") == "success" and res["data"]["result"],
+                      f"dashboard variable {var['name']}: {selector} returns data")
+        for panel in dashboard["panels"]:
+            for target in panel["targets"]:
+                expr = (target["expr"].replace("$__rate_interval", "1m")
+                        .replace("$instance", ".*").replace("$gpu_model", ".*"))
+                res = query(prom, expr)
+                ok = res.get("status") == "success"
+                has_data = ok and bool(res["data"]["result"])
+                if any(name in expr for name in GPU_ONLY):
+                    check(ok, f"panel '{panel['title']}': {expr} evaluates (GPU-only: "
+                              f"{'data' if has_data else 'no data on the CPU backend'})")
+                else:
+                    check(has_data, f"panel '{panel['title']}': {expr} returns data "
+                                    f"({res.get('error', '')})")
+        rules = yaml.safe_load(open(rules_file))
+        for group in rules["groups"]:
+            for rule in group["rules"]:
+                res = query(prom, rule["expr"])
+                check(res.get("status") == "success",
+                      f"alert {rule['alert']}: {rule['expr']} evaluates ({res.get('error', '')})")
+        res = json.loads(http_get(f"http://127.0.0.1:{prom}/api/v1/rules"))
+        health = [r.get("health") for g in res["data"]["groups"] for r in g["rules"]]
+        check(health and all(h == "ok" for h in health), f"Prometheus rule health: {health}")
+
+        for path in glob.glob(os.path.join(src, "deploy/**/*.y*ml"), recursive=True):
+            try:
+                docs = list(yaml.safe_load_all(open(path)))
+                check(all(d for d in docs), f"{os.path.relpath(path, src)} parses")
+            except yaml.YAMLError as e:
+                check(False, f"{os.path.relpath(path, src)} parses: {e}")
+        for path in glob.glob(os.path.join(src, "deploy/**/*.json"), recursive=True):
+            try:
+                json.load(open(path))
+                check(True, f"{os.path.relpath(path, src)} parses")
+            except ValueError as e:
+                check(False, f"{os.path.relpath(path, src)} parses: {e}")
+        pr = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/prometheusrule.yaml")))
+        check(pr["spec"]["groups"] == rules["groups"], "PrometheusRule embeds rules.yml's groups")
+        cm = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/configmap.yaml")))
+        plan_ok = json.loads(cm["data"]["plan.json"])
+        check(set(plan_ok) <= {"kernels", "sizes", "blockSizes", "deviceIndex", "measurement",
+                               "verify", "seed", "profile"}, "the ConfigMap's plan has RunSweepRequest fields")
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        if failures:
+            for log in ("server.log", "prometheus.log"):
+                path = os.path.join(tmp, log)
+                if os.path.exists(path):
+                    print(f"--- {log} (tail)\n" + "".join(open(path).readlines()[-30:]))
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{'FAILED' if failures else 'OK'}: {len(failures)} failed checks")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
