@@ -5,9 +5,12 @@
 //   1  a run failed on the server (bad kernel, verification failure, device error, ...)
 //   2  usage error (bad command, flag or size)
 //   3  server unreachable or deadline exceeded
+//   4  not authenticated (missing or invalid bearer token, or client certificate refused)
 #include <grpcpp/grpcpp.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -24,6 +27,13 @@
 #include "gpubench/v1/benchmark.grpc.pb.h"
 
 ABSL_FLAG(std::string, target, "localhost:50051", "Server address host:port.");
+ABSL_FLAG(bool, tls, false, "Connect with TLS (implied by --ca_cert or --client_cert).");
+ABSL_FLAG(std::string, ca_cert, "", "PEM CA bundle that signed the server (default: system roots).");
+ABSL_FLAG(std::string, client_cert, "", "PEM client certificate for mutual TLS.");
+ABSL_FLAG(std::string, client_key, "", "PEM private key of --client_cert.");
+ABSL_FLAG(std::string, tls_server_name, "", "Override the name checked in the server certificate.");
+ABSL_FLAG(std::string, token_file, "",
+          "File whose first line is the bearer token (or set GPUBENCH_TOKEN).");
 ABSL_FLAG(std::string, format, "table", "Output format: table | json | csv.");
 ABSL_FLAG(double, rpc_timeout_seconds, 600, "Deadline of each RPC (a run waits in the queue too).");
 ABSL_FLAG(std::string, size, "", "run: element count, e.g. 1048576, 16M (10^6), 256Mi (2^20).");
@@ -52,6 +62,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitRunFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitUnreachable = 3;
+constexpr int kExitAuth = 4;
 
 int ExitCodeFor(const grpc::Status& status) {
   switch (status.error_code()) {
@@ -60,6 +71,9 @@ int ExitCodeFor(const grpc::Status& status) {
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return kExitUnreachable;
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return kExitAuth;
     default:
       return kExitRunFailed;
   }
@@ -71,10 +85,56 @@ int ReportRpcError(const std::string& what, const grpc::Status& status) {
   return ExitCodeFor(status);
 }
 
+std::string& Token() {
+  static std::string token;
+  return token;
+}
+
 void SetDeadline(grpc::ClientContext* context) {
   context->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(
                             1000 * absl::GetFlag(FLAGS_rpc_timeout_seconds))));
+  if (!Token().empty()) context->AddMetadata("authorization", "Bearer " + Token());
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path);
+  if (!in) return false;
+  out->assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return true;
+}
+
+// The channel the flags ask for; null (after a message) on unreadable files.
+std::shared_ptr<grpc::Channel> MakeChannel() {
+  if (const std::string f = absl::GetFlag(FLAGS_token_file); !f.empty()) {
+    std::string text;
+    if (!ReadFile(f, &text)) {
+      std::cerr << "gpubench: cannot read --token_file " << f << "\n";
+      return nullptr;
+    }
+    Token() = text.substr(0, text.find('\n'));
+  } else if (const char* env = std::getenv("GPUBENCH_TOKEN"); env != nullptr) {
+    Token() = env;
+  }
+  const bool tls = absl::GetFlag(FLAGS_tls) || !absl::GetFlag(FLAGS_ca_cert).empty() ||
+                   !absl::GetFlag(FLAGS_client_cert).empty();
+  if (!tls) {
+    return grpc::CreateChannel(absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials());
+  }
+  grpc::SslCredentialsOptions ssl;
+  for (auto [flag, field] : {std::pair{absl::GetFlag(FLAGS_ca_cert), &ssl.pem_root_certs},
+                             std::pair{absl::GetFlag(FLAGS_client_cert), &ssl.pem_cert_chain},
+                             std::pair{absl::GetFlag(FLAGS_client_key), &ssl.pem_private_key}}) {
+    if (!flag.empty() && !ReadFile(flag, field)) {
+      std::cerr << "gpubench: cannot read " << flag << "\n";
+      return nullptr;
+    }
+  }
+  grpc::ChannelArguments args;
+  if (const std::string name = absl::GetFlag(FLAGS_tls_server_name); !name.empty()) {
+    args.SetSslTargetNameOverride(name);
+  }
+  return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_target), grpc::SslCredentials(ssl), args);
 }
 
 bool ParseFormat(Format* format) {
@@ -248,7 +308,8 @@ int main(int argc, char** argv) {
       "  gpubench sweep --kernels a,b --sizes 1Mi,16Mi [--block_sizes 128,256]\n\n"
       "Common flags: --target host:port --format table|json|csv --mode cold|hot --device N\n"
       "Sizes: 1000, 16K/16M/1G (powers of 1000), 16Ki/256Mi/1Gi (powers of 1024).\n"
-      "Exit codes: 0 ok, 1 a run failed, 2 usage error, 3 server unreachable or deadline.");
+      "Exit codes: 0 ok, 1 a run failed, 2 usage error, 3 server unreachable or deadline,\n"
+      "4 not authenticated. Security: --tls --ca_cert --client_cert --client_key --token_file.");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() < 2) {
     std::cerr << "gpubench: missing command (kernels, devices, run, sweep); see --help\n";
@@ -257,7 +318,8 @@ int main(int argc, char** argv) {
   Format format;
   if (!ParseFormat(&format)) return kExitUsage;
   const std::string command = args[1];
-  auto channel = grpc::CreateChannel(absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials());
+  auto channel = MakeChannel();
+  if (!channel) return kExitUsage;
   auto stub = gpubench::v1::Benchmark::NewStub(channel);
   if (command == "kernels") return Kernels(*stub, format);
   if (command == "devices") return Devices(*stub, format);

@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev
-  prometheus python3 python3-yaml curl
+  prometheus python3 python3-yaml curl openssl
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "kernels/cpu_backend.h"
 #include "server/engine/engine.h"
 #include "server/metrics/metrics.h"
+#include "server/service/auth.h"
 #include "server/service/benchmark_service.h"
 #include "server/service/rpc_metrics.h"
 #include "server/service/scheduler.h"
@@ -58,6 +60,13 @@ ABSL_FLAG(std::string, schedule_plan, "",
           "JSON file with a RunSweepRequest (the RunSweep body) to run every "
           "--schedule_interval_seconds through the device queues.");
 ABSL_FLAG(double, schedule_interval_seconds, 300, "Interval between scheduled plan passes.");
+ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate chain; with --tls_key enables TLS.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle: clients must present a certificate it signed (mutual TLS).");
+ABSL_FLAG(std::string, token_file, "",
+          "File of bearer tokens (one per line). When set, gpubench.v1.Benchmark calls need "
+          "'authorization: Bearer <token>'; health and reflection stay open.");
 ABSL_FLAG(bool, allow_profiling, true,
           "Allow requests to add a hardware-counter pass (CUPTI range profiler) for achieved "
           "occupancy. Counters need root or NVreg_RestrictProfilingToAdminUsers=0.");
@@ -176,6 +185,44 @@ int Main() {
 
   ServiceOptions service_options;
   service_options.max_sweep_items = absl::GetFlag(FLAGS_max_sweep_items);
+  std::optional<TokenAuthenticator> auth;
+  if (const std::string token_file = absl::GetFlag(FLAGS_token_file); !token_file.empty()) {
+    absl::StatusOr<TokenAuthenticator> loaded = TokenAuthenticator::FromFile(token_file);
+    if (!loaded.ok()) {
+      spdlog::critical("{}", loaded.status().ToString());
+      return 2;
+    }
+    auth = *std::move(loaded);
+    service_options.auth = &*auth;
+    spdlog::info("bearer-token authentication on (tokens from {})", token_file);
+  }
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  const std::string tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  const std::string tls_key = absl::GetFlag(FLAGS_tls_key);
+  if (!tls_cert.empty() || !tls_key.empty()) {
+    auto read = [](const std::string& path, std::string* out) {
+      std::ifstream in(path);
+      if (!in) return false;
+      out->assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return !out->empty();
+    };
+    grpc::SslServerCredentialsOptions ssl;
+    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+    if (!read(tls_cert, &pair.cert_chain) || !read(tls_key, &pair.private_key)) {
+      spdlog::critical("--tls_cert and --tls_key must both name readable PEM files");
+      return 2;
+    }
+    ssl.pem_key_cert_pairs.push_back(pair);
+    if (const std::string ca = absl::GetFlag(FLAGS_tls_client_ca); !ca.empty()) {
+      if (!read(ca, &ssl.pem_root_certs)) {
+        spdlog::critical("cannot read --tls_client_ca {}", ca);
+        return 2;
+      }
+      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
+    credentials = grpc::SslServerCredentials(ssl);
+    spdlog::info("TLS on{}", ssl.pem_root_certs.empty() ? "" : " with client certificates (mTLS)");
+  }
   BenchmarkService service(&engine, service_options);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -183,7 +230,7 @@ int Main() {
   grpc::ServerBuilder builder;
   int port = 0;
   const std::string listen = absl::GetFlag(FLAGS_listen);
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, credentials, &port);
   builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
   builder.RegisterService(&service);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;

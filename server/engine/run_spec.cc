@@ -14,7 +14,7 @@ namespace {
 
 template <typename T>
 absl::Status CheckRange(absl::string_view field, T value, T lo, T hi) {
-  if (value < lo || value > hi) {
+  if (!(value >= lo && value <= hi)) {  // also rejects NaN
     return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, " is outside [", lo, ", ",
                                                    hi, "] allowed by this server"));
   }
@@ -106,7 +106,11 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   MeasurementOptions& r = spec.measurement;
   r.warmup_launches = m.warmup_launches != 0 ? m.warmup_launches : d.warmup_launches;
   r.min_samples = m.min_samples != 0 ? m.min_samples : d.min_samples;
-  r.max_samples = m.max_samples != 0 ? m.max_samples : std::max(d.max_samples, r.min_samples);
+  // The default maximum respects the server's cap (a server configured with a lower
+  // max_samples_limit must still accept requests that leave max_samples unset).
+  r.max_samples = m.max_samples != 0
+                      ? m.max_samples
+                      : std::max(std::min(d.max_samples, limits.max_samples_limit), r.min_samples);
   r.min_time_seconds = m.min_time_seconds != 0 ? m.min_time_seconds : d.min_time_seconds;
   r.max_noise = m.max_noise != 0 ? m.max_noise : d.max_noise;
   r.timeout_seconds = m.timeout_seconds != 0 ? m.timeout_seconds : d.timeout_seconds;

@@ -222,9 +222,21 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
 
 }  // namespace
 
+// UNAUTHENTICATED as a finished unary reactor, or null when the call may proceed.
+static grpc::ServerUnaryReactor* RejectUnauthenticated(const ServiceOptions& options,
+                                                grpc::CallbackServerContext* context) {
+  if (options.auth == nullptr) return nullptr;
+  const absl::Status s = options.auth->Check(*context);
+  if (s.ok()) return nullptr;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(s));
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* BenchmarkService::ListKernels(grpc::CallbackServerContext* context,
                                                         const v1::ListKernelsRequest*,
                                                         v1::ListKernelsResponse* response) {
+  if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
   const bool cuda = engine_->backend().name() == "cuda";
   for (const KernelVariant& k : AllKernels()) {
     ToProto(k, cuda ? k.cuda != nullptr : k.cpu != nullptr, response->add_kernels());
@@ -238,6 +250,7 @@ grpc::ServerUnaryReactor* BenchmarkService::ListKernels(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* BenchmarkService::ListDevices(grpc::CallbackServerContext* context,
                                                         const v1::ListDevicesRequest*,
                                                         v1::ListDevicesResponse* response) {
+  if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const Backend& backend = engine_->backend();
   response->set_backend(std::string(backend.name()));
@@ -256,15 +269,20 @@ grpc::ServerUnaryReactor* BenchmarkService::ListDevices(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* BenchmarkService::RunBenchmark(grpc::CallbackServerContext* context,
                                                          const v1::RunBenchmarkRequest* request,
                                                          v1::RunBenchmarkResponse* response) {
+  if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
   return new RunReactor(engine_, context, request, response);
 }
 
 grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
     grpc::CallbackServerContext* context, const v1::RunSweepRequest* request) {
-  // Validate every item before streaming anything: a bad sweep fails as a whole, at once.
-  absl::StatusOr<std::vector<RunSpec>> items =
-      ExpandSweep(*request, *engine_, options_.max_sweep_items);
-  const absl::Status status = items.status();
+  // Authenticate, then validate every item before streaming anything: a bad sweep fails as a
+  // whole, at once.
+  absl::Status status = options_.auth ? options_.auth->Check(*context) : absl::OkStatus();
+  absl::StatusOr<std::vector<RunSpec>> items = std::vector<RunSpec>();
+  if (status.ok()) {
+    items = ExpandSweep(*request, *engine_, options_.max_sweep_items);
+    status = items.status();
+  }
   if (!status.ok()) {
     class FailedReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse> {
      public:

@@ -5,11 +5,13 @@
 
 #include "gpubench/v1/benchmark.grpc.pb.h"
 #include "server/engine/engine.h"
+#include "server/service/auth.h"
 
 namespace gpubench {
 
 struct ServiceOptions {
   int max_sweep_items = 1000;  // kernels x sizes x block sizes in one RunSweep
+  const TokenAuthenticator* auth = nullptr;  // null: no authentication
 };
 
 // Thread-safe. `engine` must outlive the service.

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/fake_backend.h"
 
 namespace gpubench {
@@ -98,6 +100,10 @@ TEST_F(ResolveTest, EveryInvalidInputClass) {
        absl::StatusCode::kInvalidArgument, "timeout_seconds"},
       {"negative min time", [](RunRequest& r) { r.measurement.min_time_seconds = -1; },
        absl::StatusCode::kInvalidArgument, "min_time_seconds"},
+      {"NaN timeout", [](RunRequest& r) { r.measurement.timeout_seconds = std::nan(""); },
+       absl::StatusCode::kInvalidArgument, "timeout_seconds"},
+      {"infinite noise", [](RunRequest& r) { r.measurement.max_noise = INFINITY; },
+       absl::StatusCode::kInvalidArgument, "max_noise"},
       {"too many warmups", [](RunRequest& r) { r.measurement.warmup_launches = 1 << 20; },
        absl::StatusCode::kInvalidArgument, "warmup_launches"},
       {"over free memory", [](RunRequest& r) { r.elements = int64_t{1} << 30; },
