@@ -16,6 +16,14 @@
 
 namespace gpubench {
 
+// Payload URL marking a status whose cause leaves the device unusable for this process (a sticky
+// CUDA error: illegal address, ECC, ...). The engine reports it and the server stops serving.
+inline constexpr char kDeviceLostPayload[] = "type.gpubench.dev/device-lost";
+
+inline bool IsDeviceLost(const absl::Status& status) {
+  return status.GetPayload(kDeviceLostPayload).has_value();
+}
+
 // Facts about one device, as `gpu-specs` in the occupancy seed prints them. Fields a backend
 // cannot know are 0 or empty.
 struct DeviceInfo {

@@ -7,6 +7,9 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -131,6 +134,16 @@ int Main() {
   limits.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
   limits.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
   Engine engine(std::move(backend), limits);
+  // A sticky device error (illegal address, ECC...) leaves the CUDA context unusable: stop serving
+  // and exit non-zero so the orchestrator restarts the process (and alerts).
+  std::atomic<int> exit_code{0};
+  engine.SetDeviceLostHandler([&exit_code](int device, const absl::Status& status) {
+    if (exit_code.exchange(3) == 0) {
+      spdlog::critical("device {} is lost ({}); shutting down with exit code 3", device,
+                       std::string(status.message()));
+      kill(getpid(), SIGTERM);
+    }
+  });
 
   auto registry = std::make_shared<prometheus::Registry>();
   Metrics metrics(registry, {.max_result_series = absl::GetFlag(FLAGS_metrics_max_series)});
@@ -261,9 +274,15 @@ int Main() {
                absl::GetFlag(FLAGS_shutdown_grace_seconds));
   health->SetServingStatus(false);
   if (scheduler) scheduler->Stop();
-  const absl::Duration grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  const absl::Duration grace = exit_code != 0
+                                   ? absl::ZeroDuration()
+                                   : absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
   engine.Shutdown(grace);
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  if (exit_code != 0) {
+    spdlog::critical("stopped after a device fault (exit {})", exit_code.load());
+    return exit_code;
+  }
   spdlog::info("stopped cleanly");
   return 0;
 }

@@ -206,11 +206,16 @@ class CudaSession final : public Session {
   absl::Status Launch() {
     const int error = variant_.cuda(buffers_, geometry_, stream_, nullptr);
     if (error != cudaSuccess) {
-      return absl::InternalError(absl::StrCat(
+      const std::string message = absl::StrCat(
           "launch of ", variant_.name, " (grid ", geometry_.grid_size, ", block ",
           geometry_.block_size, ") on device ", device_, " failed: ",
           cudaGetErrorName(static_cast<cudaError_t>(error)), " (",
-          cudaGetErrorString(static_cast<cudaError_t>(error)), ")"));
+          cudaGetErrorString(static_cast<cudaError_t>(error)), ")");
+      absl::Status status = absl::InternalError(message);
+      if (IsStickyCudaError(static_cast<cudaError_t>(error))) {
+        status.SetPayload(kDeviceLostPayload, absl::Cord(message));
+      }
+      return status;
     }
     return absl::OkStatus();
   }

@@ -5,18 +5,42 @@
 #include <cuda_runtime_api.h>
 
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/backend.h"
 
 namespace gpubench {
 
-// INTERNAL, or RESOURCE_EXHAUSTED for an out-of-memory error, naming the call and the site.
+// Errors after which the CUDA context is corrupt for the life of the process.
+inline bool IsStickyCudaError(cudaError_t error) {
+  switch (error) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// INTERNAL, or RESOURCE_EXHAUSTED for an out-of-memory error, naming the call and the site;
+// sticky errors carry kDeviceLostPayload.
 inline absl::Status CudaStatus(cudaError_t error, const char* call, const char* file, int line) {
   if (error == cudaSuccess) return absl::OkStatus();
   const std::string message = absl::StrCat(file, ":", line, ": ", call, " failed: ",
                                            cudaGetErrorName(error), " (",
                                            cudaGetErrorString(error), ")");
   if (error == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(message);
-  return absl::InternalError(message);
+  absl::Status status = absl::InternalError(message);
+  if (IsStickyCudaError(error)) status.SetPayload(kDeviceLostPayload, absl::Cord(message));
+  return status;
 }
 
 }  // namespace gpubench

@@ -17,11 +17,13 @@ void Job::Cancel() {
 }
 
 DeviceWorker::DeviceWorker(int device_index, Backend* backend, int capacity,
-                           const std::vector<RunObserver*>* observers)
+                           const std::vector<RunObserver*>* observers,
+                           const std::function<void(int, const absl::Status&)>* device_lost)
     : device_index_(device_index),
       backend_(backend),
       capacity_(capacity),
       observers_(observers),
+      device_lost_(device_lost),
       host_pool_(0),
       thread_([this] { Loop(); }) {}
 
@@ -150,6 +152,10 @@ void DeviceWorker::Loop() {
                    item.spec.elements, item.spec.device_index, result.status().ToString());
     }
     for (RunObserver* o : *observers_) o->OnRunFinished(item.spec, result, wall);
+    if (!result.ok() && IsDeviceLost(result.status()) && *device_lost_) {
+      spdlog::critical("device {} lost: {}", device_index_, result.status().ToString());
+      (*device_lost_)(device_index_, result.status());
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;
@@ -164,7 +170,8 @@ Engine::Engine(std::unique_ptr<Backend> backend, ServerLimits limits)
     : backend_(std::move(backend)), limits_(limits) {
   for (int d = 0; d < backend_->device_count(); ++d) {
     workers_.push_back(
-        std::make_unique<DeviceWorker>(d, backend_.get(), limits_.queue_capacity, &observers_));
+        std::make_unique<DeviceWorker>(d, backend_.get(), limits_.queue_capacity, &observers_,
+                                       &device_lost_));
   }
 }
 

@@ -56,7 +56,8 @@ class Job {
 class DeviceWorker {
  public:
   DeviceWorker(int device_index, Backend* backend, int capacity,
-               const std::vector<RunObserver*>* observers);
+               const std::vector<RunObserver*>* observers,
+               const std::function<void(int, const absl::Status&)>* device_lost);
   ~DeviceWorker();  // stops: cancels queued runs, finishes the running one
 
   // Enqueues `job` (created with this worker). RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after Stop().
@@ -84,6 +85,7 @@ class DeviceWorker {
   Backend* backend_;
   const int capacity_;
   const std::vector<RunObserver*>* observers_;
+  const std::function<void(int, const absl::Status&)>* device_lost_;
   ParallelPool host_pool_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -104,6 +106,12 @@ class Engine {
   const Backend& backend() const { return *backend_; }
   const ServerLimits& limits() const { return limits_; }
 
+  // Called (on a worker thread) when a run fails with a device-lost error (IsDeviceLost): the
+  // process cannot measure on that device again. Set before any Submit.
+  void SetDeviceLostHandler(std::function<void(int device, const absl::Status&)> handler) {
+    device_lost_ = std::move(handler);
+  }
+
   // Registers an observer; call before any Submit. Not owned.
   void AddObserver(RunObserver* observer) { observers_.push_back(observer); }
 
@@ -123,6 +131,7 @@ class Engine {
   std::unique_ptr<Backend> backend_;
   const ServerLimits limits_;
   std::vector<RunObserver*> observers_;
+  std::function<void(int, const absl::Status&)> device_lost_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
 };
 

@@ -124,6 +124,30 @@ TEST_F(EngineTest, DevicesRunConcurrently) {
   EXPECT_EQ(b.future.get()->spec.device_index, 1);
 }
 
+TEST(EngineFaults, DeviceLostErrorsReachTheHandler) {
+  testing::FakeScript script;
+  absl::Status lost = absl::InternalError("cudaErrorIllegalAddress");
+  lost.SetPayload(kDeviceLostPayload, absl::Cord("x"));
+  script.sample_error = lost;
+  Engine engine(std::make_unique<testing::FakeBackend>(script), ServerLimits());
+  std::promise<int> lost_device;
+  engine.SetDeviceLostHandler([&](int d, const absl::Status& s) {
+    EXPECT_TRUE(IsDeviceLost(s));
+    lost_device.set_value(d);
+  });
+  RunRequest r;
+  r.kernel = "add_f32";
+  r.elements = 64;
+  std::promise<absl::StatusOr<RunResult>> done;
+  JobCallbacks cb;
+  cb.on_done = [&](absl::StatusOr<RunResult> res) { done.set_value(std::move(res)); };
+  ASSERT_TRUE(engine.Submit(*engine.Resolve(r), absl::InfiniteFuture(), cb, nullptr).ok());
+  absl::StatusOr<RunResult> res = done.get_future().get();
+  EXPECT_EQ(res.status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(res.status().message().find("IllegalAddress"), std::string::npos);
+  EXPECT_EQ(lost_device.get_future().get(), 0);
+}
+
 TEST_F(EngineTest, ShutdownCancelsWhatGraceDoesNotCover) {
   Make(4);
   Waiter running, queued;

@@ -23,6 +23,7 @@ struct FakeScript {
   std::atomic<bool>* release = nullptr;
   std::atomic<int>* samples_taken = nullptr;
   bool corrupt_output = false;
+  std::optional<absl::Status> sample_error;  // returned by every sample when set
   int64_t free_memory_bytes = int64_t{1} << 30;
   int devices = 1;
 };
@@ -33,7 +34,10 @@ class FakeSession final : public Session {
       : real_(std::move(real)), script_(script) {}
   const LaunchGeometry& geometry() const override { return real_->geometry(); }
   absl::Status Warmup(int) override { return absl::OkStatus(); }
-  absl::StatusOr<double> ColdSample() override { return Next(); }
+  absl::StatusOr<double> ColdSample() override {
+    if (script_.sample_error) return *script_.sample_error;
+    return Next();
+  }
   absl::StatusOr<double> HotSample(int batch) override { return Next() * batch; }
   std::optional<double> CurrentClockHz() override { return script_.clock_hz(sample_ - 1); }
   absl::Status RunOnceAndRead(void* out) override {
