@@ -41,7 +41,18 @@ void AddVector(const KernelBuffers& b, int width, int64_t begin, int64_t end, Ad
 
 inline float AddFloat(float x, float y) { return x + y; }
 
-// The tuned kernels' indexing: a grid-stride loop over 16-byte vectors, then the last
+// Adds 16-byte packet v (16 / sizeof(T) elements) through registers, as one LDG.128 per operand.
+template <typename T, typename AddFn>
+void AddPacket(const T* a, const T* b, T* c, int64_t v, AddFn add) {
+  constexpr int kWidth = 16 / sizeof(T);
+  T ra[kWidth], rb[kWidth], rc[kWidth];
+  std::memcpy(ra, a + v * kWidth, sizeof(ra));
+  std::memcpy(rb, b + v * kWidth, sizeof(rb));
+  for (int k = 0; k < kWidth; ++k) rc[k] = add(ra[k], rb[k]);
+  std::memcpy(c + v * kWidth, rc, sizeof(rc));
+}
+
+// The grid-stride kernel's indexing: a grid-stride loop over 16-byte vectors, then the last
 // n mod width elements one per global thread.
 template <typename T, typename AddFn>
 void AddGridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end,
@@ -53,13 +64,7 @@ void AddGridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t begi
   const int64_t nvec = b.n / kWidth;
   const int64_t stride = g.grid_size * g.block_size;
   for (int64_t t = begin; t < end; ++t) {
-    for (int64_t v = t; v < nvec; v += stride) {
-      T ra[kWidth], rb[kWidth], rc[kWidth];
-      std::memcpy(ra, a + v * kWidth, sizeof(ra));
-      std::memcpy(rb, c_in + v * kWidth, sizeof(rb));
-      for (int k = 0; k < kWidth; ++k) rc[k] = add(ra[k], rb[k]);
-      std::memcpy(c + v * kWidth, rc, sizeof(rc));
-    }
+    for (int64_t v = t; v < nvec; v += stride) AddPacket<T>(a, c_in, c, v, add);
     const int64_t tail = nvec * kWidth + t;
     if (tail < b.n) c[tail] = add(a[tail], c_in[tail]);
   }
@@ -80,12 +85,7 @@ void AddBlockVectors(const KernelBuffers& b, const LaunchGeometry& g, int64_t be
     const int64_t block = t / g.block_size, lane = t % g.block_size;
     for (int u = 0; u < unroll; ++u) {
       const int64_t v = block * g.block_size * unroll + int64_t{u} * g.block_size + lane;
-      if (v >= nvec) continue;
-      T ra[kWidth], rb[kWidth], rc[kWidth];
-      std::memcpy(ra, a + v * kWidth, sizeof(ra));
-      std::memcpy(rb, c_in + v * kWidth, sizeof(rb));
-      for (int k = 0; k < kWidth; ++k) rc[k] = add(ra[k], rb[k]);
-      std::memcpy(c + v * kWidth, rc, sizeof(rc));
+      if (v < nvec) AddPacket<T>(a, c_in, c, v, add);
     }
     const int64_t tail = nvec * kWidth + t;
     if (tail < b.n) c[tail] = add(a[tail], c_in[tail]);
