@@ -22,6 +22,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
+#include <google/protobuf/util/json_util.h>
+#include "client/fleet.h"
 #include "client/output.h"
 #include "common/sizes.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
@@ -52,6 +54,20 @@ ABSL_FLAG(double, timeout, 0, "Sampling wall-time budget in seconds (0 = server 
 ABSL_FLAG(bool, verify, true, "Verify every element against the host reference.");
 ABSL_FLAG(int64_t, seed, -1, "Input data seed (-1 = server picks one, echoed in the result).");
 ABSL_FLAG(bool, progress, true, "sweep: show progress on stderr.");
+ABSL_FLAG(std::string, plan, "", "fleet: JSON plan file (a RunSweepRequest, as for --schedule_plan).");
+ABSL_FLAG(std::string, targets, "", "fleet: comma-separated host:port targets.");
+ABSL_FLAG(std::string, targets_file, "", "fleet: file of host:port targets, one per line.");
+ABSL_FLAG(std::string, dns, "",
+          "fleet: comma-separated name:port; every address the name resolves to is a target "
+          "(a Kubernetes headless Service returns every pod).");
+ABSL_FLAG(int, parallelism, 8, "fleet: targets benchmarked at once.");
+ABSL_FLAG(double, target_timeout, 900, "fleet: seconds for the whole plan on one target.");
+ABSL_FLAG(int, retries, 2, "fleet: retries of a target after UNAVAILABLE (doubling backoff).");
+ABSL_FLAG(std::string, baseline, "",
+          "fleet: earlier --format=json report; exit 5 when a result regressed.");
+ABSL_FLAG(double, regression_threshold, 0.05, "fleet: bandwidth drop that counts as a regression.");
+ABSL_FLAG(double, outlier_threshold, 0.10, "fleet: shortfall under the model's median flagged.");
+ABSL_FLAG(std::string, report_file, "", "fleet: also write the JSON report to this file.");
 ABSL_FLAG(bool, profile, false,
           "Add a hardware-counter pass (achieved occupancy, DRAM throughput); GPU servers only.");
 
@@ -63,6 +79,7 @@ constexpr int kExitRunFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitUnreachable = 3;
 constexpr int kExitAuth = 4;
+constexpr int kExitRegression = 5;
 
 int ExitCodeFor(const grpc::Status& status) {
   switch (status.error_code()) {
@@ -105,21 +122,25 @@ bool ReadFile(const std::string& path, std::string* out) {
 }
 
 // The channel the flags ask for; null (after a message) on unreadable files.
-std::shared_ptr<grpc::Channel> MakeChannel() {
+bool LoadToken() {
   if (const std::string f = absl::GetFlag(FLAGS_token_file); !f.empty()) {
     std::string text;
     if (!ReadFile(f, &text)) {
       std::cerr << "gpubench: cannot read --token_file " << f << "\n";
-      return nullptr;
+      return false;
     }
     Token() = text.substr(0, text.find('\n'));
   } else if (const char* env = std::getenv("GPUBENCH_TOKEN"); env != nullptr) {
     Token() = env;
   }
+  return true;
+}
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
   const bool tls = absl::GetFlag(FLAGS_tls) || !absl::GetFlag(FLAGS_ca_cert).empty() ||
                    !absl::GetFlag(FLAGS_client_cert).empty();
   if (!tls) {
-    return grpc::CreateChannel(absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials());
+    return grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
   }
   grpc::SslCredentialsOptions ssl;
   for (auto [flag, field] : {std::pair{absl::GetFlag(FLAGS_ca_cert), &ssl.pem_root_certs},
@@ -134,7 +155,7 @@ std::shared_ptr<grpc::Channel> MakeChannel() {
   if (const std::string name = absl::GetFlag(FLAGS_tls_server_name); !name.empty()) {
     args.SetSslTargetNameOverride(name);
   }
-  return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_target), grpc::SslCredentials(ssl), args);
+  return grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), args);
 }
 
 bool ParseFormat(Format* format) {
@@ -295,6 +316,70 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
   return errors.empty() ? kExitOk : kExitRunFailed;
 }
 
+int Fleet() {
+  std::string plan_text;
+  if (absl::GetFlag(FLAGS_plan).empty() || !ReadFile(absl::GetFlag(FLAGS_plan), &plan_text)) {
+    std::cerr << "gpubench: fleet needs a readable --plan file\n";
+    return kExitUsage;
+  }
+  v1::RunSweepRequest plan;
+  if (auto s = google::protobuf::util::JsonStringToMessage(plan_text, &plan); !s.ok()) {
+    std::cerr << "gpubench: --plan is not a RunSweepRequest in JSON: " << s.ToString() << "\n";
+    return kExitUsage;
+  }
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    for (absl::string_view p : absl::StrSplit(s, ',', absl::SkipWhitespace())) out.emplace_back(p);
+    return out;
+  };
+  absl::StatusOr<std::vector<std::string>> targets =
+      ResolveTargets(split(absl::GetFlag(FLAGS_targets)), absl::GetFlag(FLAGS_targets_file),
+                     split(absl::GetFlag(FLAGS_dns)));
+  if (!targets.ok()) {
+    std::cerr << "gpubench: " << targets.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::string baseline;
+  if (!absl::GetFlag(FLAGS_baseline).empty() && !ReadFile(absl::GetFlag(FLAGS_baseline), &baseline)) {
+    std::cerr << "gpubench: cannot read --baseline " << absl::GetFlag(FLAGS_baseline) << "\n";
+    return kExitUsage;
+  }
+  FleetOptions options;
+  options.parallelism = absl::GetFlag(FLAGS_parallelism);
+  options.target_timeout_seconds = absl::GetFlag(FLAGS_target_timeout);
+  options.retries = absl::GetFlag(FLAGS_retries);
+  options.outlier_threshold = absl::GetFlag(FLAGS_outlier_threshold);
+  options.regression_threshold = absl::GetFlag(FLAGS_regression_threshold);
+  options.progress = absl::GetFlag(FLAGS_progress);
+  const FleetReport report = RunFleet(
+      *targets, plan, options, [](const std::string& t) { return MakeChannel(t); },
+      [](grpc::ClientContext* c) {
+        if (!Token().empty()) c->AddMetadata("authorization", "Bearer " + Token());
+      });
+  std::cout << RenderFleet(report, options, absl::GetFlag(FLAGS_format));
+  if (const std::string f = absl::GetFlag(FLAGS_report_file); !f.empty()) {
+    std::ofstream(f) << RenderFleet(report, options, "json");
+  }
+  if (!baseline.empty()) {
+    absl::StatusOr<std::vector<std::string>> regressions =
+        FindRegressions(report, baseline, options.regression_threshold);
+    if (!regressions.ok()) {
+      std::cerr << "gpubench: " << regressions.status().message() << "\n";
+      return kExitUsage;
+    }
+    if (!regressions->empty()) {
+      std::cerr << "REGRESSIONS against " << absl::GetFlag(FLAGS_baseline) << " (more than "
+                << 100 * options.regression_threshold << "% slower):\n";
+      for (const auto& line : *regressions) std::cerr << "  " << line << "\n";
+      return kExitRegression;
+    }
+  }
+  for (const TargetOutcome& t : report.targets) {
+    if (!t.ok) return kExitRunFailed;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 }  // namespace gpubench::client
 
@@ -305,11 +390,12 @@ int main(int argc, char** argv) {
       "  gpubench kernels                          list the kernel catalog\n"
       "  gpubench devices                          list the server's devices\n"
       "  gpubench run KERNEL --size 256Mi          benchmark one kernel at one size\n"
-      "  gpubench sweep --kernels a,b --sizes 1Mi,16Mi [--block_sizes 128,256]\n\n"
+      "  gpubench sweep --kernels a,b --sizes 1Mi,16Mi [--block_sizes 128,256]\n"
+      "  gpubench fleet --plan plan.json --dns gpubench.ns.svc:50051 [--baseline old.json]\n\n"
       "Common flags: --target host:port --format table|json|csv --mode cold|hot --device N\n"
       "Sizes: 1000, 16K/16M/1G (powers of 1000), 16Ki/256Mi/1Gi (powers of 1024).\n"
       "Exit codes: 0 ok, 1 a run failed, 2 usage error, 3 server unreachable or deadline,\n"
-      "4 not authenticated. Security: --tls --ca_cert --client_cert --client_key --token_file.");
+      "4 not authenticated, 5 fleet regression against --baseline. Security: --tls --ca_cert --client_cert --client_key --token_file.");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() < 2) {
     std::cerr << "gpubench: missing command (kernels, devices, run, sweep); see --help\n";
@@ -318,13 +404,18 @@ int main(int argc, char** argv) {
   Format format;
   if (!ParseFormat(&format)) return kExitUsage;
   const std::string command = args[1];
-  auto channel = MakeChannel();
+  if (command == "fleet") {
+    if (!LoadToken()) return kExitUsage;
+    return Fleet();
+  }
+  if (!LoadToken()) return kExitUsage;
+  auto channel = MakeChannel(absl::GetFlag(FLAGS_target));
   if (!channel) return kExitUsage;
   auto stub = gpubench::v1::Benchmark::NewStub(channel);
   if (command == "kernels") return Kernels(*stub, format);
   if (command == "devices") return Devices(*stub, format);
   if (command == "run") return Run(*stub, format, args);
   if (command == "sweep") return Sweep(*stub, format);
-  std::cerr << "gpubench: unknown command '" << command << "' (kernels, devices, run, sweep)\n";
+  std::cerr << "gpubench: unknown command '" << command << "' (kernels, devices, run, sweep, fleet)\n";
   return kExitUsage;
 }
