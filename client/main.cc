@@ -43,6 +43,8 @@ ABSL_FLAG(std::string, sizes, "", "sweep: comma-separated element counts, e.g. 1
 ABSL_FLAG(std::string, kernels, "", "sweep: comma-separated kernel names.");
 ABSL_FLAG(std::string, block_sizes, "", "sweep: comma-separated block sizes (default: each kernel's).");
 ABSL_FLAG(int, device, 0, "Device index.");
+ABSL_FLAG(std::string, device_uuid, "", "Select the device by UUID (overrides --device).");
+ABSL_FLAG(bool, all_devices, false, "sweep: run every item on every device, concurrently.");
 ABSL_FLAG(int, block_size, 0, "run: threads per block (0 = the kernel's default).");
 ABSL_FLAG(std::string, mode, "cold", "cold (L2 flushed, one launch per sample) | hot (batched).");
 ABSL_FLAG(int, warmup, 0, "Warm-up launches (0 = server default).");
@@ -221,6 +223,7 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args
   }
   request.set_elements(*size);
   request.set_device_index(absl::GetFlag(FLAGS_device));
+  request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
   request.set_block_size(absl::GetFlag(FLAGS_block_size));
   if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
   request.set_verify(absl::GetFlag(FLAGS_verify));
@@ -278,6 +281,8 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
     }
   }
   request.set_device_index(absl::GetFlag(FLAGS_device));
+  request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
+  request.set_all_devices(absl::GetFlag(FLAGS_all_devices));
   if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
   request.set_verify(absl::GetFlag(FLAGS_verify));
   if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));

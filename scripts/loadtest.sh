@@ -21,7 +21,7 @@ case $mode in
         cmake --build $dir -j"$(nproc)" --target gpubench_server loadtest
         # gRPC, Abseil and protobuf come uninstrumented from Debian: races inside them cannot be
         # judged, so only reports with a gpubench frame count (suppressions file).
-        export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp"
+        export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp"
         # The load generator is only a client: TSan judges the server. (Client-side reports point
         # into gRPC's inlined headers over uninstrumented libgrpc synchronization.)
         client_env="TSAN_OPTIONS=report_bugs=0" ;;

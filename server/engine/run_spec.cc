@@ -44,14 +44,26 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   }
   spec.elements = request.elements;
 
-  if (request.device_index < 0 || request.device_index >= backend.device_count()) {
-    return absl::InvalidArgumentError(absl::StrCat("device_index ", request.device_index,
+  int device_index = request.device_index;
+  if (!request.device_uuid.empty()) {
+    device_index = -1;
+    for (int d = 0; d < backend.device_count() && device_index < 0; ++d) {
+      absl::StatusOr<DeviceInfo> info = backend.Describe(d);
+      if (info.ok() && info->uuid == request.device_uuid) device_index = d;
+    }
+    if (device_index < 0) {
+      return absl::NotFoundError(absl::StrCat("no device with uuid '", request.device_uuid,
+                                              "' on this server (ListDevices shows them)"));
+    }
+  }
+  if (device_index < 0 || device_index >= backend.device_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("device_index ", device_index,
                                                    " is out of range: backend '", backend.name(),
                                                    "' has ", backend.device_count(),
                                                    " device(s), indices 0..",
                                                    backend.device_count() - 1));
   }
-  spec.device_index = request.device_index;
+  spec.device_index = device_index;
   ASSIGN_OR_RETURN(const DeviceInfo device, backend.Describe(spec.device_index));
 
   // Launch geometry.

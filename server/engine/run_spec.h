@@ -35,6 +35,7 @@ struct RunRequest {
   std::string kernel;
   int64_t elements = 0;
   int device_index = 0;
+  std::string device_uuid;  // when set, selects the device by UUID instead of device_index
   int block_size = 0;  // 0: the variant's default
   std::optional<CacheMode> cache_mode;  // default cold
   MeasurementOptions measurement;

@@ -1,7 +1,9 @@
 #include "server/service/benchmark_service.h"
 
 #include <deque>
+#include <map>
 #include <mutex>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -73,13 +75,24 @@ class RunReactor final : public grpc::ServerUnaryReactor {
   bool cancelled_ = false;
 };
 
-// RunSweep: submits one item at a time (so other clients' runs interleave fairly), streams
-// QUEUED/RUNNING progress and each result or per-item error; one write in flight at a time.
+// RunSweep: one chain of items per device; each chain submits its next item when the previous
+// finishes (so other clients' runs interleave fairly), and chains on different devices run
+// concurrently (all_devices). Streams QUEUED/RUNNING progress and each result or per-item error;
+// one write in flight at a time.
 class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse> {
  public:
   SweepReactor(Engine* engine, grpc::CallbackServerContext* context, std::vector<RunSpec> items)
       : engine_(engine), deadline_(DeadlineOf(context)), items_(std::move(items)) {
-    SubmitNext();
+    std::map<int, size_t> chain_of_device;
+    for (size_t i = 0; i < items_.size(); ++i) {
+      auto [it, inserted] = chain_of_device.emplace(items_[i].device_index, chains_.size());
+      if (inserted) chains_.emplace_back();
+      chains_[it->second].push_back(static_cast<int>(i));
+    }
+    next_.assign(chains_.size(), 0);
+    jobs_.resize(chains_.size());
+    active_chains_ = static_cast<int>(chains_.size());
+    for (size_t c = 0; c < chains_.size(); ++c) SubmitNext(c);
   }
 
   void OnWriteDone(bool ok) override {
@@ -93,58 +106,63 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   }
 
   void OnCancel() override {
-    std::shared_ptr<Job> job;
+    std::vector<std::shared_ptr<Job>> jobs;
     {
       std::lock_guard<std::mutex> lock(mu_);
       cancelled_ = true;
       pending_.clear();
-      job = job_;
+      jobs = jobs_;
     }
-    if (job) job->Cancel();
+    for (auto& job : jobs) {
+      if (job) job->Cancel();
+    }
   }
 
   void OnDone() override { delete this; }
 
  private:
-  void SubmitNext() {
-    const int index = next_++;
+  // Submits chain `c`'s next item, or retires the chain. Called by the constructor and by the
+  // chain's previous item's on_done (never concurrently for one chain).
+  void SubmitNext(size_t c) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (cancelled_ || index >= static_cast<int>(items_.size())) {
-      all_submitted_ = true;
-      if (cancelled_) final_status_ = grpc::Status(grpc::StatusCode::CANCELLED, "sweep cancelled");
+    if (cancelled_ || next_[c] >= chains_[c].size() || !final_status_.ok()) {
+      if (cancelled_ && final_status_.ok()) {
+        final_status_ = grpc::Status(grpc::StatusCode::CANCELLED, "sweep cancelled");
+      }
+      if (--active_chains_ == 0) all_submitted_ = true;
       MaybeWriteOrFinishLocked(lock);
       return;
     }
+    const int index = chains_[c][next_[c]++];
     lock.unlock();
-    const RunSpec& spec = items_[index];
     JobCallbacks callbacks;
     callbacks.on_start = [this, index] { Send(Progress(index, v1::SweepProgress::RUNNING, 0)); };
-    callbacks.on_done = [this, index](absl::StatusOr<RunResult> result) {
-      OnItemDone(index, std::move(result));
+    callbacks.on_done = [this, c, index](absl::StatusOr<RunResult> result) {
+      OnItemDone(c, index, std::move(result));
     };
     int position = 0;
     absl::StatusOr<std::shared_ptr<Job>> job =
-        engine_->Submit(spec, deadline_, std::move(callbacks), &position);
+        engine_->Submit(items_[index], deadline_, std::move(callbacks), &position);
     if (!job.ok()) {
       // The queue is full or the server is stopping: end the stream with that status.
       lock.lock();
-      final_status_ = ToGrpcStatus(job.status());
-      all_submitted_ = true;
+      if (final_status_.ok()) final_status_ = ToGrpcStatus(job.status());
+      if (--active_chains_ == 0) all_submitted_ = true;
       MaybeWriteOrFinishLocked(lock);
       return;
     }
     {
       std::lock_guard<std::mutex> guard(mu_);
-      if (last_done_ < index) job_ = *job;  // the item may already have finished
+      if (last_done_.count(index) == 0) jobs_[c] = *job;  // the item may already have finished
     }
     Send(Progress(index, v1::SweepProgress::QUEUED, position));
   }
 
-  void OnItemDone(int index, absl::StatusOr<RunResult> result) {
+  void OnItemDone(size_t c, int index, absl::StatusOr<RunResult> result) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      job_.reset();
-      last_done_ = index;
+      jobs_[c].reset();
+      last_done_.insert(index);
     }
     absl::Status status = result.ok() ? VerificationStatus(*result) : result.status();
     v1::RunSweepResponse message;
@@ -157,11 +175,12 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
       e->set_kernel(std::string(spec.kernel->name));
       e->set_elements(spec.elements);
       e->set_block_size(spec.geometry.block_size);
+      e->set_device_index(spec.device_index);
       e->set_code(static_cast<int>(status.code()));
       e->set_message(std::string(status.message()));
     }
     Send(std::move(message));
-    SubmitNext();
+    SubmitNext(c);
   }
 
   v1::RunSweepResponse Progress(int index, v1::SweepProgress::State state, int position) const {
@@ -174,6 +193,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
     p->set_kernel(std::string(items_[index].kernel->name));
     p->set_elements(items_[index].elements);
     p->set_block_size(items_[index].geometry.block_size);
+    p->set_device_index(items_[index].device_index);
     return message;
   }
 
@@ -206,9 +226,13 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   Engine* engine_;
   const absl::Time deadline_;
   const std::vector<RunSpec> items_;
-  int next_ = 0;  // touched only by the constructor and the previous item's on_done
+  std::vector<std::vector<int>> chains_;  // item indices per device, in request order
 
   std::mutex mu_;
+  std::vector<size_t> next_;
+  std::vector<std::shared_ptr<Job>> jobs_;  // the job in flight per chain
+  std::set<int> last_done_;
+  int active_chains_ = 0;
   std::deque<v1::RunSweepResponse> pending_;
   v1::RunSweepResponse current_;
   bool writing_ = false;
@@ -216,8 +240,6 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   bool finished_ = false;
   bool cancelled_ = false;
   grpc::Status final_status_ = grpc::Status::OK;
-  std::shared_ptr<Job> job_;
-  int last_done_ = -1;
 };
 
 }  // namespace

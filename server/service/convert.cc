@@ -24,6 +24,7 @@ RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
   r.kernel = request.kernel();
   r.elements = request.elements();
   r.device_index = request.device_index();
+  r.device_uuid = request.device_uuid();
   r.block_size = request.block_size();
   const v1::MeasurementOptions& m = request.measurement();
   if (m.cache_mode() == v1::HOT) r.cache_mode = CacheMode::kHot;
@@ -221,14 +222,27 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& requ
   }
   std::vector<int32_t> blocks(request.block_sizes().begin(), request.block_sizes().end());
   if (blocks.empty()) blocks.push_back(0);
+  std::vector<int> devices = {request.device_index()};
+  if (request.all_devices()) {
+    devices.clear();
+    for (int d = 0; d < engine.backend().device_count(); ++d) devices.push_back(d);
+  }
+  if (static_cast<int64_t>(count) * static_cast<int64_t>(devices.size()) > max_items) {
+    return absl::InvalidArgumentError(absl::StrCat("the sweep has ", count * devices.size(),
+                                                   " items on all devices, over this server's "
+                                                   "limit of ", max_items,
+                                                   " (--max_sweep_items)"));
+  }
   std::vector<RunSpec> items;
+  for (int device : devices)
   for (const std::string& kernel : request.kernels()) {
     for (int64_t size : request.sizes()) {
       for (int32_t block : blocks) {
         v1::RunBenchmarkRequest one;
         one.set_kernel(kernel);
         one.set_elements(size);
-        one.set_device_index(request.device_index());
+        one.set_device_index(device);
+        if (!request.all_devices()) one.set_device_uuid(request.device_uuid());
         one.set_block_size(block);
         *one.mutable_measurement() = request.measurement();
         if (request.has_verify()) one.set_verify(request.verify());

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -174,6 +175,47 @@ TEST_F(E2ETest, SweepStreamsProgressAndResults) {
   EXPECT_EQ(running, 8);
   EXPECT_EQ(results, 8);
   EXPECT_EQ(seen.size(), 4u);
+}
+
+TEST_F(E2ETest, AllDevicesRunConcurrentlyAndUuidSelects) {
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::RunSweepRequest req;
+  req.add_kernels("add_f32");
+  req.add_sizes(100000);
+  req.add_sizes(100001);
+  req.set_all_devices(true);
+  req.mutable_measurement()->set_min_time_seconds(0.3);
+  req.mutable_measurement()->set_max_noise(1.0);
+  auto reader = Stub()->RunSweep(&c, req);
+  v1::RunSweepResponse event;
+  std::map<int, std::vector<v1::RunResult>> by_device;
+  while (reader->Read(&event)) {
+    if (event.has_result()) by_device[event.result().request().device_index()].push_back(event.result());
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_EQ(by_device.size(), 2u);
+  ASSERT_EQ(by_device[0].size(), 2u);
+  ASSERT_EQ(by_device[1].size(), 2u);
+  // Device 1's first run started before device 0's first run finished: they overlapped.
+  auto nanos = [](const google::protobuf::Timestamp& t) { return t.seconds() * 1000000000LL + t.nanos(); };
+  EXPECT_LT(nanos(by_device[1][0].started_at()), nanos(by_device[0][0].finished_at()));
+  EXPECT_LT(nanos(by_device[0][0].started_at()), nanos(by_device[1][0].finished_at()));
+
+  grpc::ClientContext c2;
+  Deadline(&c2);
+  v1::RunBenchmarkRequest one;
+  one.set_kernel("copy_d2d");
+  one.set_elements(1000);
+  one.set_device_uuid("cpu-1");
+  v1::RunBenchmarkResponse resp;
+  ASSERT_TRUE(Stub()->RunBenchmark(&c2, one, &resp).ok());
+  EXPECT_EQ(resp.result().request().device_index(), 1);
+  EXPECT_EQ(resp.result().device().uuid(), "cpu-1");
+  grpc::ClientContext c3;
+  Deadline(&c3);
+  one.set_device_uuid("GPU-nope");
+  EXPECT_EQ(Stub()->RunBenchmark(&c3, one, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(E2ETest, InvalidSweepFailsBeforeStreaming) {
