@@ -20,6 +20,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
 #include <google/protobuf/util/json_util.h>
@@ -70,6 +71,7 @@ ABSL_FLAG(std::string, baseline, "",
 ABSL_FLAG(double, regression_threshold, 0.05, "fleet: bandwidth drop that counts as a regression.");
 ABSL_FLAG(double, outlier_threshold, 0.10, "fleet: shortfall under the model's median flagged.");
 ABSL_FLAG(std::string, report_file, "", "fleet: also write the JSON report to this file.");
+ABSL_FLAG(bool, apply, false, "autotune: make the fastest block size the server's default.");
 ABSL_FLAG(bool, profile, false,
           "Add a hardware-counter pass (achieved occupancy, DRAM throughput); GPU servers only.");
 
@@ -321,6 +323,65 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
   return errors.empty() ? kExitOk : kExitRunFailed;
 }
 
+int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
+  if (args.size() != 3) {
+    std::cerr << "gpubench: usage: gpubench autotune KERNEL --size N [--block_sizes ...] [--apply]\n";
+    return kExitUsage;
+  }
+  v1::AutotuneRequest request;
+  request.set_kernel(args[2]);
+  absl::StatusOr<int64_t> size = ParseElementCount(absl::GetFlag(FLAGS_size));
+  if (!size.ok()) {
+    std::cerr << "gpubench: --size: " << size.status().message() << "\n";
+    return kExitUsage;
+  }
+  request.set_elements(*size);
+  request.set_device_index(absl::GetFlag(FLAGS_device));
+  for (absl::string_view b : absl::StrSplit(absl::GetFlag(FLAGS_block_sizes), ',', absl::SkipWhitespace())) {
+    int value = 0;
+    if (!absl::SimpleAtoi(b, &value)) {
+      std::cerr << "gpubench: --block_sizes: '" << b << "' is not an integer\n";
+      return kExitUsage;
+    }
+    request.add_block_sizes(value);
+  }
+  if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
+  request.set_apply(absl::GetFlag(FLAGS_apply));
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::AutotuneResponse response;
+  grpc::Status status = stub.Autotune(&context, request, &response);
+  if (!status.ok()) return ReportRpcError("Autotune", status);
+  if (format == Format::kJson) {
+    std::cout << ToJson(response);
+    return kExitOk;
+  }
+  std::cout << (format == Format::kCsv ? "block_size,median_seconds,bandwidth_bytes_per_second,"
+                                         "relative_noise,theoretical_occupancy\n"
+                                       : "block   median        bandwidth     noise   occupancy\n");
+  for (const auto& row : response.rows()) {
+    if (format == Format::kCsv) {
+      std::cout << absl::StrFormat("%d,%.9g,%.6g,%.6g,%.4g\n", row.block_size(), row.median_seconds(),
+                                   row.bandwidth_bytes_per_second(), row.relative_noise(),
+                                   row.theoretical_occupancy());
+    } else {
+      std::cout << absl::StrFormat("%-7d %-13s %-13s %5.2f%%  %5.1f%%%s\n", row.block_size(),
+                                   FormatSeconds(row.median_seconds()),
+                                   FormatBytesPerSecond(row.bandwidth_bytes_per_second()),
+                                   100 * row.relative_noise(), 100 * row.theoretical_occupancy(),
+                                   row.block_size() == response.best_block_size() ? "  <- best" : "");
+    }
+  }
+  if (format == Format::kTable) {
+    std::cout << absl::StrFormat("\nbest block size for %s on device %d: %d (%.2fx the catalog "
+                                 "default)%s\n",
+                                 response.kernel(), response.device_index(),
+                                 response.best_block_size(), response.speedup_over_catalog_default(),
+                                 response.applied() ? "; now this server's default" : "");
+  }
+  return kExitOk;
+}
+
 int Fleet() {
   std::string plan_text;
   if (absl::GetFlag(FLAGS_plan).empty() || !ReadFile(absl::GetFlag(FLAGS_plan), &plan_text)) {
@@ -396,6 +457,7 @@ int main(int argc, char** argv) {
       "  gpubench devices                          list the server's devices\n"
       "  gpubench run KERNEL --size 256Mi          benchmark one kernel at one size\n"
       "  gpubench sweep --kernels a,b --sizes 1Mi,16Mi [--block_sizes 128,256]\n"
+      "  gpubench autotune KERNEL --size 256Mi [--block_sizes 64,128,256] [--apply]\n"
       "  gpubench fleet --plan plan.json --dns gpubench.ns.svc:50051 [--baseline old.json]\n\n"
       "Common flags: --target host:port --format table|json|csv --mode cold|hot --device N\n"
       "Sizes: 1000, 16K/16M/1G (powers of 1000), 16Ki/256Mi/1Gi (powers of 1024).\n"
@@ -421,6 +483,7 @@ int main(int argc, char** argv) {
   if (command == "devices") return Devices(*stub, format);
   if (command == "run") return Run(*stub, format, args);
   if (command == "sweep") return Sweep(*stub, format);
-  std::cerr << "gpubench: unknown command '" << command << "' (kernels, devices, run, sweep, fleet)\n";
+  if (command == "autotune") return Autotune(*stub, format, args);
+  std::cerr << "gpubench: unknown command '" << command << "' (kernels, devices, run, sweep, autotune, fleet)\n";
   return kExitUsage;
 }

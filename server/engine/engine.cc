@@ -180,7 +180,7 @@ Engine::~Engine() {
 }
 
 absl::StatusOr<RunSpec> Engine::Resolve(const RunRequest& request) const {
-  return ResolveRunRequest(request, *backend_, limits_);
+  return ResolveRunRequest(request, *backend_, limits_, &tuned_);
 }
 
 absl::StatusOr<std::shared_ptr<Job>> Engine::Submit(RunSpec spec, absl::Time deadline,

@@ -115,8 +115,11 @@ class Engine {
   // Registers an observer; call before any Submit. Not owned.
   void AddObserver(RunObserver* observer) { observers_.push_back(observer); }
 
-  // See ResolveRunRequest. Thread-safe.
+  // See ResolveRunRequest (with this engine's tuned defaults). Thread-safe.
   absl::StatusOr<RunSpec> Resolve(const RunRequest& request) const;
+
+  // Block sizes chosen by Autotune; used when a request names none. Thread-safe.
+  TunedDefaults& tuned_defaults() { return tuned_; }
 
   // Enqueues `spec` on its device's queue. The job is cancelled when `deadline` passes.
   absl::StatusOr<std::shared_ptr<Job>> Submit(RunSpec spec, absl::Time deadline,
@@ -132,6 +135,7 @@ class Engine {
   const ServerLimits limits_;
   std::vector<RunObserver*> observers_;
   std::function<void(int, const absl::Status&)> device_lost_;
+  TunedDefaults tuned_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
 };
 

@@ -23,8 +23,21 @@ absl::Status CheckRange(absl::string_view field, T value, T lo, T hi) {
 
 }  // namespace
 
+void TunedDefaults::Set(int device, absl::string_view kernel, int block_size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  blocks_[{device, std::string(kernel)}] = block_size;
+}
+
+std::optional<int> TunedDefaults::Get(int device, absl::string_view kernel) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = blocks_.find({device, std::string(kernel)});
+  if (it == blocks_.end()) return std::nullopt;
+  return it->second;
+}
+
 absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backend& backend,
-                                          const ServerLimits& limits) {
+                                          const ServerLimits& limits,
+                                          const TunedDefaults* tuned) {
   RunSpec spec;
   if (request.kernel.empty()) {
     return absl::InvalidArgumentError(
@@ -85,6 +98,12 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                                                      " threads per block"));
     }
     block = request.block_size;
+    spec.block_size_source = "request";
+  } else if (tuned != nullptr && k.default_policy.block_size_tunable) {
+    if (std::optional<int> t = tuned->Get(device_index, k.name); t.has_value()) {
+      block = *t;
+      spec.block_size_source = "tuned";
+    }
   }
   spec.geometry.block_size = block;
   spec.geometry.items_per_thread = k.default_policy.items_per_thread;

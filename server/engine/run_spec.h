@@ -5,6 +5,8 @@
 #define GPUBENCH_SERVER_ENGINE_RUN_SPEC_H_
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -67,6 +69,7 @@ struct RunSpec {
   int64_t elements = 0;
   int device_index = 0;
   LaunchGeometry geometry;
+  const char* block_size_source = "catalog";  // "request", "tuned" or "catalog"
   CacheMode cache_mode = CacheMode::kCold;
   MeasurementOptions measurement;
   bool verify = true;
@@ -75,12 +78,24 @@ struct RunSpec {
   bool profile_forbidden = false;  // requested, but the server does not allow profiling
 };
 
+// Block sizes chosen by Autotune, per (device, kernel). Thread-safe.
+class TunedDefaults {
+ public:
+  void Set(int device, absl::string_view kernel, int block_size);
+  std::optional<int> Get(int device, absl::string_view kernel) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<int, std::string>, int> blocks_;
+};
+
 // Validates `request` against the catalog, the device and the limits, and resolves defaults.
 // NOT_FOUND for an unknown kernel, INVALID_ARGUMENT for bad fields, RESOURCE_EXHAUSTED when the
 // buffers cannot fit in the device's free memory (checked before anything is allocated).
 // Thread-safe.
 absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backend& backend,
-                                          const ServerLimits& limits);
+                                          const ServerLimits& limits,
+                                          const TunedDefaults* tuned = nullptr);
 
 struct RunResult {
   std::string run_id;

@@ -1,5 +1,6 @@
 #include "server/service/benchmark_service.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -242,6 +243,136 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   grpc::Status final_status_ = grpc::Status::OK;
 };
 
+// Autotune: runs the kernel at each block size one after another through the device queue, then
+// answers with the table and the fastest; with apply, records it as the device's default.
+class AutotuneReactor final : public grpc::ServerUnaryReactor {
+ public:
+  AutotuneReactor(Engine* engine, grpc::CallbackServerContext* context,
+                  const v1::AutotuneRequest* request, v1::AutotuneResponse* response,
+                  int max_items)
+      : engine_(engine), deadline_(DeadlineOf(context)), response_(response),
+        apply_(request->apply()) {
+    std::vector<int32_t> blocks(request->block_sizes().begin(), request->block_sizes().end());
+    if (blocks.empty()) blocks = {32, 64, 128, 256, 512, 1024};
+    absl::StatusOr<const KernelVariant*> kernel = FindKernel(request->kernel());
+    if (!kernel.ok()) {
+      Finish(ToGrpcStatus(kernel.status()));
+      return;
+    }
+    if (!(*kernel)->default_policy.block_size_tunable) {
+      Finish(ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+          "kernel ", request->kernel(), " picks its own launch configuration; nothing to tune"))));
+      return;
+    }
+    catalog_block_ = (*kernel)->default_policy.block_size;
+    if (std::find(blocks.begin(), blocks.end(), catalog_block_) == blocks.end()) {
+      blocks.push_back(catalog_block_);  // measured too, for the speedup figure
+    }
+    if (static_cast<int>(blocks.size()) > max_items) {
+      Finish(ToGrpcStatus(absl::InvalidArgumentError(
+          absl::StrCat(blocks.size(), " block sizes, over the limit of ", max_items))));
+      return;
+    }
+    for (int32_t block : blocks) {
+      v1::RunBenchmarkRequest one;
+      one.set_kernel(request->kernel());
+      one.set_elements(request->elements());
+      one.set_device_index(request->device_index());
+      one.set_block_size(block);
+      *one.mutable_measurement() = request->measurement();
+      absl::StatusOr<RunSpec> spec = engine_->Resolve(FromProto(one));
+      if (!spec.ok()) {
+        Finish(ToGrpcStatus(absl::Status(
+            spec.status().code(), absl::StrCat("block_size ", block, ": ", spec.status().message()))));
+        return;
+      }
+      items_.push_back(*std::move(spec));
+    }
+    response_->set_kernel(request->kernel());
+    response_->set_device_index(items_[0].device_index);
+    Next();
+  }
+
+  void OnCancel() override {
+    std::shared_ptr<Job> job;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+      job = job_;
+    }
+    if (job) job->Cancel();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Next() {
+    if (next_ == items_.size()) {
+      Complete();
+      return;
+    }
+    const RunSpec& spec = items_[next_++];
+    JobCallbacks callbacks;
+    callbacks.on_done = [this](absl::StatusOr<RunResult> result) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        job_.reset();
+      }
+      absl::Status status = result.ok() ? VerificationStatus(*result) : result.status();
+      if (!status.ok()) {
+        Finish(ToGrpcStatus(status));
+        return;
+      }
+      v1::AutotuneRow* row = response_->add_rows();
+      row->set_block_size(result->spec.geometry.block_size);
+      row->set_median_seconds(result->stats.median_seconds);
+      row->set_bandwidth_bytes_per_second(result->bandwidth_bytes_per_second);
+      row->set_relative_noise(result->stats.relative_noise);
+      if (result->occupancy) row->set_theoretical_occupancy(result->occupancy->theoretical_occupancy);
+      Next();
+    };
+    absl::StatusOr<std::shared_ptr<Job>> job =
+        engine_->Submit(spec, deadline_, std::move(callbacks), nullptr);
+    if (!job.ok()) {
+      Finish(ToGrpcStatus(job.status()));
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = *job;
+    if (cancelled_) job_->Cancel();
+  }
+
+  void Complete() {
+    const v1::AutotuneRow* best = nullptr;
+    const v1::AutotuneRow* catalog = nullptr;
+    for (const v1::AutotuneRow& row : response_->rows()) {
+      if (best == nullptr || row.median_seconds() < best->median_seconds()) best = &row;
+      if (row.block_size() == catalog_block_) catalog = &row;
+    }
+    response_->set_best_block_size(best->block_size());
+    if (catalog != nullptr) {
+      response_->set_speedup_over_catalog_default(catalog->median_seconds() / best->median_seconds());
+    }
+    if (apply_) {
+      engine_->tuned_defaults().Set(items_[0].device_index, items_[0].kernel->name,
+                                    best->block_size());
+      response_->set_applied(true);
+    }
+    Finish(grpc::Status::OK);
+  }
+
+  Engine* engine_;
+  const absl::Time deadline_;
+  v1::AutotuneResponse* response_;
+  const bool apply_;
+  int catalog_block_ = 0;
+  std::vector<RunSpec> items_;
+  size_t next_ = 0;  // touched by the constructor, then by one on_done at a time
+  std::mutex mu_;
+  std::shared_ptr<Job> job_;
+  bool cancelled_ = false;
+};
+
 }  // namespace
 
 // UNAUTHENTICATED as a finished unary reactor, or null when the call may proceed.
@@ -314,6 +445,17 @@ grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
     return new FailedReactor(ToGrpcStatus(status));
   }
   return new SweepReactor(engine_, context, *std::move(items));
+}
+
+}  // namespace gpubench
+
+namespace gpubench {
+
+grpc::ServerUnaryReactor* BenchmarkService::Autotune(grpc::CallbackServerContext* context,
+                                                     const v1::AutotuneRequest* request,
+                                                     v1::AutotuneResponse* response) {
+  if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
+  return new AutotuneReactor(engine_, context, request, response, options_.max_sweep_items);
 }
 
 }  // namespace gpubench

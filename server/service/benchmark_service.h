@@ -30,6 +30,9 @@ class BenchmarkService final : public v1::Benchmark::CallbackService {
                                          v1::RunBenchmarkResponse* response) override;
   grpc::ServerWriteReactor<v1::RunSweepResponse>* RunSweep(
       grpc::CallbackServerContext* context, const v1::RunSweepRequest* request) override;
+  grpc::ServerUnaryReactor* Autotune(grpc::CallbackServerContext* context,
+                                     const v1::AutotuneRequest* request,
+                                     v1::AutotuneResponse* response) override;
 
  private:
   Engine* engine_;

@@ -109,6 +109,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_verify(s.verify);
   req->set_seed(s.seed);
   req->set_profile(s.profile);
+  req->set_block_size_source(s.block_size_source);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());
   ToTimestamp(r.finished_at, out->mutable_finished_at());

@@ -218,6 +218,48 @@ TEST_F(E2ETest, AllDevicesRunConcurrentlyAndUuidSelects) {
   EXPECT_EQ(Stub()->RunBenchmark(&c3, one, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+TEST_F(E2ETest, AutotuneReportsTheBestAndAppliesIt) {
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::AutotuneRequest req;
+  req.set_kernel("add_f16x8_pack");
+  req.set_elements(200000);
+  req.set_device_index(1);
+  req.add_block_sizes(64);
+  req.add_block_sizes(256);
+  req.set_apply(true);
+  req.mutable_measurement()->set_min_samples(3);
+  v1::AutotuneResponse resp;
+  ASSERT_TRUE(Stub()->Autotune(&c, req, &resp).ok());
+  ASSERT_EQ(resp.rows_size(), 3);  // 64, 256 and the catalog default 32
+  double best = 1e9;
+  int best_block = 0;
+  for (const auto& row : resp.rows()) {
+    EXPECT_GT(row.median_seconds(), 0);
+    if (row.median_seconds() < best) best = row.median_seconds(), best_block = row.block_size();
+  }
+  EXPECT_EQ(resp.best_block_size(), best_block);
+  EXPECT_GE(resp.speedup_over_catalog_default(), 1.0);
+  EXPECT_TRUE(resp.applied());
+  // A request without block_size on that device now uses the tuned one; device 0 does not.
+  for (int device : {1, 0}) {
+    grpc::ClientContext c2;
+    Deadline(&c2);
+    v1::RunBenchmarkRequest one;
+    one.set_kernel("add_f16x8_pack");
+    one.set_elements(1000);
+    one.set_device_index(device);
+    v1::RunBenchmarkResponse r;
+    ASSERT_TRUE(Stub()->RunBenchmark(&c2, one, &r).ok());
+    EXPECT_EQ(r.result().request().block_size(), device == 1 ? best_block : 32);
+    EXPECT_EQ(r.result().request().block_size_source(), device == 1 ? "tuned" : "catalog");
+  }
+  grpc::ClientContext c3;
+  Deadline(&c3);
+  req.set_kernel("cub_add_f32");
+  EXPECT_EQ(Stub()->Autotune(&c3, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(E2ETest, InvalidSweepFailsBeforeStreaming) {
   grpc::ClientContext c;
   Deadline(&c);
