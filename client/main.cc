@@ -211,19 +211,47 @@ int Devices(v1::Benchmark::Stub& stub, Format format) {
   return kExitOk;
 }
 
-int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
+// "gpubench CMD KERNEL --size N": the kernel argument and the parsed size, or false (after a
+// message) on a usage error.
+bool ParseKernelAndSize(const std::vector<char*>& args, const char* usage, std::string* kernel,
+                        int64_t* elements) {
   if (args.size() != 3) {
-    std::cerr << "gpubench: usage: gpubench run KERNEL --size N [flags]\n";
-    return kExitUsage;
+    std::cerr << "gpubench: usage: " << usage << "\n";
+    return false;
   }
-  v1::RunBenchmarkRequest request;
-  request.set_kernel(args[2]);
+  *kernel = args[2];
   absl::StatusOr<int64_t> size = ParseElementCount(absl::GetFlag(FLAGS_size));
   if (!size.ok()) {
     std::cerr << "gpubench: --size: " << size.status().message() << "\n";
+    return false;
+  }
+  *elements = *size;
+  return true;
+}
+
+// --block_sizes as integers, or false (after a message).
+bool ParseBlockSizes(std::vector<int>* out) {
+  for (absl::string_view b :
+       absl::StrSplit(absl::GetFlag(FLAGS_block_sizes), ',', absl::SkipWhitespace())) {
+    int value = 0;
+    if (!absl::SimpleAtoi(b, &value)) {
+      std::cerr << "gpubench: --block_sizes: '" << b << "' is not an integer\n";
+      return false;
+    }
+    out->push_back(value);
+  }
+  return true;
+}
+
+int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
+  v1::RunBenchmarkRequest request;
+  std::string kernel;
+  int64_t elements = 0;
+  if (!ParseKernelAndSize(args, "gpubench run KERNEL --size N [flags]", &kernel, &elements)) {
     return kExitUsage;
   }
-  request.set_elements(*size);
+  request.set_kernel(kernel);
+  request.set_elements(elements);
   request.set_device_index(absl::GetFlag(FLAGS_device));
   request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
   request.set_block_size(absl::GetFlag(FLAGS_block_size));
@@ -259,7 +287,7 @@ bool SplitList(const std::string& flag, const std::string& text, std::vector<std
 
 int Sweep(v1::Benchmark::Stub& stub, Format format) {
   v1::RunSweepRequest request;
-  std::vector<std::string> kernels, sizes, blocks;
+  std::vector<std::string> kernels, sizes;
   if (!SplitList("kernels", absl::GetFlag(FLAGS_kernels), &kernels)) return kExitUsage;
   if (!SplitList("sizes", absl::GetFlag(FLAGS_sizes), &sizes)) return kExitUsage;
   for (const auto& k : kernels) request.add_kernels(k);
@@ -271,17 +299,9 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
     }
     request.add_sizes(*n);
   }
-  if (!absl::GetFlag(FLAGS_block_sizes).empty()) {
-    SplitList("block_sizes", absl::GetFlag(FLAGS_block_sizes), &blocks);
-    for (const auto& b : blocks) {
-      int value = 0;
-      if (!absl::SimpleAtoi(b, &value)) {
-        std::cerr << "gpubench: --block_sizes: '" << b << "' is not an integer\n";
-        return kExitUsage;
-      }
-      request.add_block_sizes(value);
-    }
-  }
+  std::vector<int> block_sizes;
+  if (!ParseBlockSizes(&block_sizes)) return kExitUsage;
+  for (int b : block_sizes) request.add_block_sizes(b);
   request.set_device_index(absl::GetFlag(FLAGS_device));
   request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
   request.set_all_devices(absl::GetFlag(FLAGS_all_devices));
@@ -324,27 +344,19 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
 }
 
 int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
-  if (args.size() != 3) {
-    std::cerr << "gpubench: usage: gpubench autotune KERNEL --size N [--block_sizes ...] [--apply]\n";
-    return kExitUsage;
-  }
   v1::AutotuneRequest request;
-  request.set_kernel(args[2]);
-  absl::StatusOr<int64_t> size = ParseElementCount(absl::GetFlag(FLAGS_size));
-  if (!size.ok()) {
-    std::cerr << "gpubench: --size: " << size.status().message() << "\n";
+  std::string kernel;
+  int64_t elements = 0;
+  std::vector<int> blocks;
+  if (!ParseKernelAndSize(args, "gpubench autotune KERNEL --size N [--block_sizes ...] [--apply]",
+                          &kernel, &elements) ||
+      !ParseBlockSizes(&blocks)) {
     return kExitUsage;
   }
-  request.set_elements(*size);
+  request.set_kernel(kernel);
+  request.set_elements(elements);
   request.set_device_index(absl::GetFlag(FLAGS_device));
-  for (absl::string_view b : absl::StrSplit(absl::GetFlag(FLAGS_block_sizes), ',', absl::SkipWhitespace())) {
-    int value = 0;
-    if (!absl::SimpleAtoi(b, &value)) {
-      std::cerr << "gpubench: --block_sizes: '" << b << "' is not an integer\n";
-      return kExitUsage;
-    }
-    request.add_block_sizes(value);
-  }
+  for (int b : blocks) request.add_block_sizes(b);
   if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
   request.set_apply(absl::GetFlag(FLAGS_apply));
   grpc::ClientContext context;

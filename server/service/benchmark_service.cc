@@ -20,6 +20,35 @@ absl::Time DeadlineOf(grpc::CallbackServerContext* context) {
   return absl::FromChrono(deadline);
 }
 
+// The job a unary reactor waits on, and the client's cancellation, which may arrive before the
+// job exists (then the job is cancelled as soon as it is set). Thread-safe.
+class CancellableJob {
+ public:
+  void Set(std::shared_ptr<Job> job) {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = std::move(job);
+    if (cancelled_) job_->Cancel();
+  }
+  void Reset() {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_.reset();
+  }
+  void Cancel() {
+    std::shared_ptr<Job> job;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+      job = job_;
+    }
+    if (job) job->Cancel();
+  }
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<Job> job_;
+  bool cancelled_ = false;
+};
+
 // RunBenchmark: waits for the job, maps verification failures to errors, forwards cancellation.
 class RunReactor final : public grpc::ServerUnaryReactor {
  public:
@@ -39,20 +68,10 @@ class RunReactor final : public grpc::ServerUnaryReactor {
       Finish(ToGrpcStatus(job.status()));
       return;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    job_ = *std::move(job);
-    if (cancelled_) job_->Cancel();
+    job_.Set(*std::move(job));
   }
 
-  void OnCancel() override {
-    std::shared_ptr<Job> job;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cancelled_ = true;
-      job = job_;
-    }
-    if (job) job->Cancel();
-  }
+  void OnCancel() override { job_.Cancel(); }
 
   void OnDone() override { delete this; }
 
@@ -71,9 +90,7 @@ class RunReactor final : public grpc::ServerUnaryReactor {
   }
 
   v1::RunBenchmarkResponse* response_;
-  std::mutex mu_;
-  std::shared_ptr<Job> job_;
-  bool cancelled_ = false;
+  CancellableJob job_;
 };
 
 // RunSweep: one chain of items per device; each chain submits its next item when the previous
@@ -293,15 +310,7 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
     Next();
   }
 
-  void OnCancel() override {
-    std::shared_ptr<Job> job;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cancelled_ = true;
-      job = job_;
-    }
-    if (job) job->Cancel();
-  }
+  void OnCancel() override { job_.Cancel(); }
 
   void OnDone() override { delete this; }
 
@@ -314,10 +323,7 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
     const RunSpec& spec = items_[next_++];
     JobCallbacks callbacks;
     callbacks.on_done = [this](absl::StatusOr<RunResult> result) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        job_.reset();
-      }
+      job_.Reset();
       absl::Status status = result.ok() ? VerificationStatus(*result) : result.status();
       if (!status.ok()) {
         Finish(ToGrpcStatus(status));
@@ -337,9 +343,7 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
       Finish(ToGrpcStatus(job.status()));
       return;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    job_ = *job;
-    if (cancelled_) job_->Cancel();
+    job_.Set(*std::move(job));
   }
 
   void Complete() {
@@ -368,9 +372,7 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
   int catalog_block_ = 0;
   std::vector<RunSpec> items_;
   size_t next_ = 0;  // touched by the constructor, then by one on_done at a time
-  std::mutex mu_;
-  std::shared_ptr<Job> job_;
-  bool cancelled_ = false;
+  CancellableJob job_;
 };
 
 }  // namespace
