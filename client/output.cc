@@ -237,6 +237,20 @@ std::string RenderResultDetail(const v1::RunResult& r) {
                   FormatBytesPerSecond(r.throughput().bandwidth_mean_bytes_per_second()),
                   " (mean), ", absl::StrFormat("%.4g", r.throughput().elements_per_second()),
                   " elements/s, ", r.throughput().bytes_moved(), " bytes per launch\n");
+  if (r.throughput().has_percent_of_peak_bandwidth() || r.throughput().has_percent_of_copy_ceiling()) {
+    absl::StrAppend(
+        &out, "  ceilings      ",
+        r.throughput().has_percent_of_peak_bandwidth()
+            ? absl::StrFormat("%.1f%% of theoretical peak %s", r.throughput().percent_of_peak_bandwidth(),
+                              FormatBytesPerSecond(r.device().peak_bandwidth_bytes_per_second()))
+            : std::string("theoretical peak unknown"),
+        r.throughput().has_percent_of_copy_ceiling()
+            ? absl::StrFormat("; %.1f%% of the measured copy_d2d ceiling %s",
+                              r.throughput().percent_of_copy_ceiling(),
+                              FormatBytesPerSecond(r.throughput().copy_ceiling_bytes_per_second()))
+            : std::string("; copy_d2d ceiling not measured yet on this device"),
+        "\n");
+  }
   if (m.max_sm_clock_hz() > 0) {
     absl::StrAppend(&out, "  SM clock      ", absl::StrFormat("%.0f", m.min_sm_clock_hz() / 1e6),
                     "-", absl::StrFormat("%.0f", m.max_sm_clock_hz() / 1e6), " MHz, ",

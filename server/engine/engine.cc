@@ -137,7 +137,18 @@ void DeviceWorker::Loop() {
           absl::Now() >= job->deadline()) {
         result = absl::DeadlineExceededError("deadline passed while the run was measuring");
       }
-      if (result.ok()) result->queued_at = item.queued_at;
+      if (result.ok()) {
+        result->queued_at = item.queued_at;
+        // The practical ceiling: a copy large enough to stream from DRAM, not from L2.
+        if (item.spec.kernel->family == KernelFamily::kCopy &&
+            result->bytes_moved >= 4 * result->device.l2_cache_bytes) {
+          copy_ceiling_ = result->bandwidth_bytes_per_second;
+        }
+        if (copy_ceiling_ > 0) {
+          result->copy_ceiling_bytes_per_second = copy_ceiling_;
+          result->percent_of_copy_ceiling = 100.0 * result->bandwidth_bytes_per_second / copy_ceiling_;
+        }
+      }
     }
     const absl::Duration wall = absl::Now() - start;
     if (result.ok()) {

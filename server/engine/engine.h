@@ -94,6 +94,7 @@ class DeviceWorker {
   bool stopping_ = false;
   bool draining_ = false;
   std::shared_ptr<Job> current_;
+  double copy_ceiling_ = 0;  // bytes/s of the latest DRAM-bound copy_d2d run; worker thread only
   std::once_flag join_once_;
   std::thread thread_;
 };

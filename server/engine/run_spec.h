@@ -121,6 +121,10 @@ struct RunResult {
   double bandwidth_mean_bytes_per_second = 0;
   double elements_per_second = 0;
   std::optional<double> percent_of_peak;  // of the device's theoretical peak, when known
+  // Of the practical ceiling: the latest copy_d2d run on this device that moved at least 4x the
+  // L2 size (DRAM-bound). Absent until such a run exists.
+  std::optional<double> percent_of_copy_ceiling;
+  double copy_ceiling_bytes_per_second = 0;
 
   std::optional<Verification> verification;  // absent when verification was not requested
   KernelResources resources;

@@ -148,6 +148,32 @@ TEST(EngineFaults, DeviceLostErrorsReachTheHandler) {
   EXPECT_EQ(lost_device.get_future().get(), 0);
 }
 
+TEST_F(EngineTest, CopyCeilingFromTheLatestLargeCopy) {
+  Make(4);
+  release_ = true;
+  auto run = [&](const char* kernel) {
+    RunRequest r;
+    r.kernel = kernel;
+    r.elements = 4096;
+    r.measurement.min_samples = 3;
+    r.measurement.min_time_seconds = 0.001;
+    Waiter w;
+    EXPECT_TRUE(engine_->Submit(*engine_->Resolve(r), absl::InfiniteFuture(), w.Callbacks(), nullptr).ok());
+    return w.future.get();
+  };
+  absl::StatusOr<RunResult> before = run("add_f32");
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(before->percent_of_copy_ceiling.has_value());  // no copy measured yet
+  absl::StatusOr<RunResult> copy = run("copy_d2d");  // the fake device has no L2: DRAM-bound
+  ASSERT_TRUE(copy.ok());
+  EXPECT_DOUBLE_EQ(*copy->percent_of_copy_ceiling, 100.0);
+  absl::StatusOr<RunResult> after = run("add_f32");
+  ASSERT_TRUE(after.ok());
+  // Both take 1 ms per launch in the fake: add moves 12 bytes/element, copy 8.
+  EXPECT_DOUBLE_EQ(*after->percent_of_copy_ceiling, 150.0);
+  EXPECT_DOUBLE_EQ(after->copy_ceiling_bytes_per_second, copy->bandwidth_bytes_per_second);
+}
+
 TEST_F(EngineTest, ShutdownCancelsWhatGraceDoesNotCover) {
   Make(4);
   Waiter running, queued;
