@@ -14,21 +14,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-struct Cli {
-  int exit_code;
-  std::string out;  // stdout and stderr
-};
-
-Cli RunFleetCli(const std::string& args) {
-  const std::string command = absl::StrCat(GPUBENCH_CLI_BINARY, " fleet ", args, " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  Cli r{-1, ""};
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+CliResult RunFleetCli(const std::string& args) {
+  return RunCli("fleet " + args, /*with_stderr=*/true);
 }
 
 std::string WritePlan(const std::string& name, double min_time) {
@@ -55,7 +42,7 @@ TEST(Fleet, DeadNodeIsReportedAndTheOthersComplete) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the plan is running everywhere
   EXPECT_EQ(c.SignalAndWait(SIGKILL, std::chrono::seconds(5)), 128 + SIGKILL);
-  const Cli result = fleet.get();
+  const CliResult result = fleet.get();
   EXPECT_EQ(result.exit_code, 1) << result.out;
   EXPECT_NE(result.out.find("FAILED " + c.target()), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("2 of 3 targets completed"), std::string::npos) << result.out;
@@ -83,7 +70,7 @@ TEST(Fleet, PlantedRegressionFailsLoudly) {
   const std::string plan = WritePlan("fleet_plan_fast", 0.01);
   const std::string targets = absl::StrCat("--targets=", a.target(), ",", b.target());
   const std::string report = ::testing::TempDir() + "/fleet_base_" + std::to_string(getpid());
-  const Cli first = RunFleetCli(absl::StrCat("--plan=", plan, " ", targets, " --format=json --report_file=", report));
+  const CliResult first = RunFleetCli(absl::StrCat("--plan=", plan, " ", targets, " --format=json --report_file=", report));
   ASSERT_EQ(first.exit_code, 0) << first.out;
   // The same fleet compared with its own report: no regression (threshold generous for a shared CPU).
   EXPECT_EQ(RunFleetCli(absl::StrCat("--plan=", plan, " ", targets, " --baseline=", report,
@@ -100,7 +87,7 @@ TEST(Fleet, PlantedRegressionFailsLoudly) {
   }
   const std::string planted = report + ".planted";
   std::ofstream(planted) << base.dump();
-  const Cli second = RunFleetCli(absl::StrCat("--plan=", plan, " ", targets, " --baseline=", planted,
+  const CliResult second = RunFleetCli(absl::StrCat("--plan=", plan, " ", targets, " --baseline=", planted,
                                               " --regression_threshold=0.5"));
   EXPECT_EQ(second.exit_code, 5) << second.out;
   EXPECT_NE(second.out.find("REGRESSIONS"), std::string::npos) << second.out;
@@ -142,7 +129,7 @@ TEST(Fleet, DnsNameResolvingToSeveralServers) {
   if (!hosts.ok()) GTEST_SKIP() << "/etc/hosts is not writable here; cannot create a test name";
   const std::string plan = WritePlan("fleet_plan_dns", 0.01);
   const std::string report = ::testing::TempDir() + "/fleet_dns_" + std::to_string(getpid());
-  const Cli r = RunFleetCli(absl::StrCat("--plan=", plan, " --dns=", name, ":", port,
+  const CliResult r = RunFleetCli(absl::StrCat("--plan=", plan, " --dns=", name, ":", port,
                                          " --format=json --report_file=", report));
   EXPECT_EQ(r.exit_code, 0) << r.out;
   const Json j = ReadJson(report);

@@ -97,8 +97,10 @@ struct CliResult {
   std::string out;
 };
 
-inline CliResult RunCli(const std::string& args) {
-  const std::string command = absl::StrCat(GPUBENCH_CLI_BINARY, " ", args, " 2>/dev/null");
+// Runs the CLI with `args`; `out` is its stdout, plus its stderr when `with_stderr`.
+inline CliResult RunCli(const std::string& args, bool with_stderr = false) {
+  const std::string command =
+      absl::StrCat(GPUBENCH_CLI_BINARY, " ", args, with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* pipe = popen(command.c_str(), "r");
   CliResult r{-1, ""};
   char buffer[4096];
