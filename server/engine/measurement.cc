@@ -154,6 +154,8 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   if (spec.profile) {
     if (cancelled()) return absl::CancelledError("run cancelled before profiling");
     result.counters = session->ProfileCounters();
+  } else if (result.backend == "cpu") {
+    result.counters = session->ProfileCounters();  // no counters there; it only says why
   } else {
     result.counters.unavailable_reason =
         spec.profile_forbidden
