@@ -204,18 +204,13 @@ class CudaSession final : public Session {
   }
 
   absl::Status Launch() {
-    const int error = variant_.cuda(buffers_, geometry_, stream_, nullptr);
+    const auto error = static_cast<cudaError_t>(variant_.cuda(buffers_, geometry_, stream_, nullptr));
     if (error != cudaSuccess) {
-      const std::string message = absl::StrCat(
-          "launch of ", variant_.name, " (grid ", geometry_.grid_size, ", block ",
-          geometry_.block_size, ") on device ", device_, " failed: ",
-          cudaGetErrorName(static_cast<cudaError_t>(error)), " (",
-          cudaGetErrorString(static_cast<cudaError_t>(error)), ")");
-      absl::Status status = absl::InternalError(message);
-      if (IsStickyCudaError(static_cast<cudaError_t>(error))) {
-        status.SetPayload(kDeviceLostPayload, absl::Cord(message));
-      }
-      return status;
+      return CudaErrorStatus(
+          error, absl::StrCat("launch of ", variant_.name, " (grid ", geometry_.grid_size,
+                              ", block ", geometry_.block_size, ") on device ", device_,
+                              " failed: ", cudaGetErrorName(error), " (",
+                              cudaGetErrorString(error), ")"));
     }
     return absl::OkStatus();
   }

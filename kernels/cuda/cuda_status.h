@@ -30,17 +30,21 @@ inline bool IsStickyCudaError(cudaError_t error) {
   }
 }
 
-// INTERNAL, or RESOURCE_EXHAUSTED for an out-of-memory error, naming the call and the site;
-// sticky errors carry kDeviceLostPayload.
-inline absl::Status CudaStatus(cudaError_t error, const char* call, const char* file, int line) {
-  if (error == cudaSuccess) return absl::OkStatus();
-  const std::string message = absl::StrCat(file, ":", line, ": ", call, " failed: ",
-                                           cudaGetErrorName(error), " (",
-                                           cudaGetErrorString(error), ")");
+// The status of a CUDA error described by `message`: RESOURCE_EXHAUSTED for out-of-memory,
+// INTERNAL otherwise; sticky errors carry kDeviceLostPayload.
+inline absl::Status CudaErrorStatus(cudaError_t error, const std::string& message) {
   if (error == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(message);
   absl::Status status = absl::InternalError(message);
   if (IsStickyCudaError(error)) status.SetPayload(kDeviceLostPayload, absl::Cord(message));
   return status;
+}
+
+// CudaErrorStatus naming the call and the site; OK for cudaSuccess.
+inline absl::Status CudaStatus(cudaError_t error, const char* call, const char* file, int line) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  return CudaErrorStatus(error, absl::StrCat(file, ":", line, ": ", call, " failed: ",
+                                             cudaGetErrorName(error), " (",
+                                             cudaGetErrorString(error), ")"));
 }
 
 }  // namespace gpubench

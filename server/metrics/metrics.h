@@ -38,8 +38,8 @@ class Metrics final : public RunObserver {
                      absl::Duration wall_time) override;
   void OnQueueDepth(int device_index, int depth) override;
 
-  // gRPC edge: one finished RPC. `code` is the grpc status code name ("OK", "NOT_FOUND", ...).
-  void OnRpc(const std::string& method, const std::string& code, double seconds);
+  // gRPC edge: one finished RPC, labelled with the code's name ("OK", "NOT_FOUND", ...).
+  void OnRpc(const std::string& method, absl::StatusCode code, double seconds);
 
   // Number of per-result label sets currently exported (for tests).
   int result_series() const;

@@ -6,17 +6,6 @@
 namespace gpubench {
 namespace {
 
-const char* CodeName(grpc::StatusCode code) {
-  static constexpr const char* kNames[] = {
-      "OK",           "CANCELLED",         "UNKNOWN",          "INVALID_ARGUMENT",
-      "DEADLINE_EXCEEDED", "NOT_FOUND",    "ALREADY_EXISTS",   "PERMISSION_DENIED",
-      "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",  "OUT_OF_RANGE",
-      "UNIMPLEMENTED", "INTERNAL",         "UNAVAILABLE",      "DATA_LOSS",
-      "UNAUTHENTICATED"};
-  const int i = static_cast<int>(code);
-  return i >= 0 && i < 17 ? kNames[i] : "UNKNOWN";
-}
-
 // Method names come from the request; only services this server registers are kept as labels.
 std::string BoundedMethod(const char* method) {
   const std::string m = method == nullptr ? "" : method;
@@ -38,7 +27,8 @@ class RpcMetricsInterceptor final : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(
             grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
       const grpc::Status status = methods->GetSendStatus();
-      metrics_->OnRpc(method_, CodeName(status.error_code()),
+      // grpc::StatusCode and absl::StatusCode share google.rpc.Code numbering.
+      metrics_->OnRpc(method_, static_cast<absl::StatusCode>(status.error_code()),
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
                           .count());
     }

@@ -56,7 +56,7 @@ TEST_F(MetricsTest, ExportsResultsCountersAndInfo) {
   bad.verification->passed = false;
   m.OnRunFinished(Spec(2048), bad, absl::Milliseconds(20));
   m.OnQueueDepth(0, 3);
-  m.OnRpc("/gpubench.v1.Benchmark/RunBenchmark", "OK", 0.01);
+  m.OnRpc("/gpubench.v1.Benchmark/RunBenchmark", absl::StatusCode::kOk, 0.01);
   const std::string text = Scrape(*registry_);
   EXPECT_THAT(text, HasSubstr("gpubench_run_median_seconds{cache_mode=\"cold\",device=\"0\","
                               "dtype=\"f32\",elements=\"1024\",gpu_model=\"NVIDIA H200\","
@@ -70,6 +70,7 @@ TEST_F(MetricsTest, ExportsResultsCountersAndInfo) {
   EXPECT_THAT(text, HasSubstr("gpubench_device_info{backend=\"cuda\""));
   EXPECT_THAT(text, HasSubstr("gpubench_build_info{"));
   EXPECT_THAT(text, HasSubstr("gpubench_grpc_request_duration_seconds_bucket{"));
+  EXPECT_THAT(text, HasSubstr("gpubench_grpc_requests_total{code=\"OK\",method="));
   EXPECT_THAT(text, HasSubstr("# HELP gpubench_runs_total"));
 }
 
