@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
   gpubench::LaunchGeometry g;
   g.block_size = k.default_policy.block_size;
   g.items_per_thread = k.default_policy.items_per_thread;
+  g.dynamic_shared_bytes =
+      static_cast<int>(gpubench::DynamicSharedBytes(k, g.block_size, g.items_per_thread));
   g.grid_size = (n + int64_t{g.block_size} * g.items_per_thread - 1) /
                 (int64_t{g.block_size} * g.items_per_thread);
   if (k.default_policy.grid_stride) {  // the engine's resident grid (run_spec.cc)

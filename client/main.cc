@@ -47,6 +47,9 @@ ABSL_FLAG(int, device, 0, "Device index.");
 ABSL_FLAG(std::string, device_uuid, "", "Select the device by UUID (overrides --device).");
 ABSL_FLAG(bool, all_devices, false, "sweep: run every item on every device, concurrently.");
 ABSL_FLAG(int, block_size, 0, "run: threads per block (0 = the kernel's default).");
+ABSL_FLAG(std::string, items_per_thread, "",
+          "run: elements per thread (default: the kernel's); sweep/autotune: comma-separated "
+          "values. Only kernels whose policy allows it (see `kernels`, column max_items).");
 ABSL_FLAG(std::string, mode, "cold", "cold (L2 flushed, one launch per sample) | hot (batched).");
 ABSL_FLAG(int, warmup, 0, "Warm-up launches (0 = server default).");
 ABSL_FLAG(int, min_samples, 0, "Minimum samples (0 = server default).");
@@ -229,18 +232,23 @@ bool ParseKernelAndSize(const std::vector<char*>& args, const char* usage, std::
   return true;
 }
 
-// --block_sizes as integers, or false (after a message).
-bool ParseBlockSizes(std::vector<int>* out) {
-  for (absl::string_view b :
-       absl::StrSplit(absl::GetFlag(FLAGS_block_sizes), ',', absl::SkipWhitespace())) {
+// A comma-separated integer flag (--block_sizes, --items_per_thread), or false (after a message).
+bool ParseIntList(absl::string_view flag, const std::string& text, std::vector<int>* out) {
+  for (absl::string_view b : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     int value = 0;
     if (!absl::SimpleAtoi(b, &value)) {
-      std::cerr << "gpubench: --block_sizes: '" << b << "' is not an integer\n";
+      std::cerr << "gpubench: --" << flag << ": '" << b << "' is not an integer\n";
       return false;
     }
     out->push_back(value);
   }
   return true;
+}
+bool ParseBlockSizes(std::vector<int>* out) {
+  return ParseIntList("block_sizes", absl::GetFlag(FLAGS_block_sizes), out);
+}
+bool ParseItemsPerThread(std::vector<int>* out) {
+  return ParseIntList("items_per_thread", absl::GetFlag(FLAGS_items_per_thread), out);
 }
 
 int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
@@ -255,6 +263,13 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args
   request.set_device_index(absl::GetFlag(FLAGS_device));
   request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
   request.set_block_size(absl::GetFlag(FLAGS_block_size));
+  std::vector<int> items;
+  if (!ParseItemsPerThread(&items)) return kExitUsage;
+  if (items.size() > 1) {
+    std::cerr << "gpubench: run takes one --items_per_thread value (sweep takes a list)\n";
+    return kExitUsage;
+  }
+  if (!items.empty()) request.set_items_per_thread(items[0]);
   if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
   request.set_verify(absl::GetFlag(FLAGS_verify));
   if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
@@ -302,6 +317,9 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
   std::vector<int> block_sizes;
   if (!ParseBlockSizes(&block_sizes)) return kExitUsage;
   for (int b : block_sizes) request.add_block_sizes(b);
+  std::vector<int> items;
+  if (!ParseItemsPerThread(&items)) return kExitUsage;
+  for (int i : items) request.add_items_per_thread(i);
   request.set_device_index(absl::GetFlag(FLAGS_device));
   request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
   request.set_all_devices(absl::GetFlag(FLAGS_all_devices));
@@ -347,16 +365,19 @@ int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>&
   v1::AutotuneRequest request;
   std::string kernel;
   int64_t elements = 0;
-  std::vector<int> blocks;
-  if (!ParseKernelAndSize(args, "gpubench autotune KERNEL --size N [--block_sizes ...] [--apply]",
+  std::vector<int> blocks, items;
+  if (!ParseKernelAndSize(args,
+                          "gpubench autotune KERNEL --size N [--block_sizes ...] "
+                          "[--items_per_thread ...] [--apply]",
                           &kernel, &elements) ||
-      !ParseBlockSizes(&blocks)) {
+      !ParseBlockSizes(&blocks) || !ParseItemsPerThread(&items)) {
     return kExitUsage;
   }
   request.set_kernel(kernel);
   request.set_elements(elements);
   request.set_device_index(absl::GetFlag(FLAGS_device));
   for (int b : blocks) request.add_block_sizes(b);
+  for (int i : items) request.add_items_per_thread(i);
   if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
   request.set_apply(absl::GetFlag(FLAGS_apply));
   grpc::ClientContext context;
@@ -368,27 +389,33 @@ int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>&
     std::cout << ToJson(response);
     return kExitOk;
   }
-  std::cout << (format == Format::kCsv ? "block_size,median_seconds,bandwidth_bytes_per_second,"
-                                         "relative_noise,theoretical_occupancy\n"
-                                       : "block   median        bandwidth     noise   occupancy\n");
+  std::cout << (format == Format::kCsv
+                    ? "block_size,items_per_thread,median_seconds,bandwidth_bytes_per_second,"
+                      "relative_noise,theoretical_occupancy\n"
+                    : "block   items  median        bandwidth     noise   occupancy\n");
   for (const auto& row : response.rows()) {
+    const bool best = row.block_size() == response.best_block_size() &&
+                      row.items_per_thread() == response.best_items_per_thread();
     if (format == Format::kCsv) {
-      std::cout << absl::StrFormat("%d,%.9g,%.6g,%.6g,%.4g\n", row.block_size(), row.median_seconds(),
+      std::cout << absl::StrFormat("%d,%d,%.9g,%.6g,%.6g,%.4g\n", row.block_size(),
+                                   row.items_per_thread(), row.median_seconds(),
                                    row.bandwidth_bytes_per_second(), row.relative_noise(),
                                    row.theoretical_occupancy());
     } else {
-      std::cout << absl::StrFormat("%-7d %-13s %-13s %5.2f%%  %5.1f%%%s\n", row.block_size(),
-                                   FormatSeconds(row.median_seconds()),
+      std::cout << absl::StrFormat("%-7d %-6d %-13s %-13s %5.2f%%  %5.1f%%%s\n", row.block_size(),
+                                   row.items_per_thread(), FormatSeconds(row.median_seconds()),
                                    FormatBytesPerSecond(row.bandwidth_bytes_per_second()),
                                    100 * row.relative_noise(), 100 * row.theoretical_occupancy(),
-                                   row.block_size() == response.best_block_size() ? "  <- best" : "");
+                                   best ? "  <- best" : "");
     }
   }
+  for (const std::string& why : response.skipped()) std::cerr << "skipped: " << why << "\n";
   if (format == Format::kTable) {
-    std::cout << absl::StrFormat("\nbest block size for %s on device %d: %d (%.2fx the catalog "
-                                 "default)%s\n",
+    std::cout << absl::StrFormat("\nbest for %s on device %d: block %d x %d items per thread "
+                                 "(%.2fx the catalog default)%s\n",
                                  response.kernel(), response.device_index(),
-                                 response.best_block_size(), response.speedup_over_catalog_default(),
+                                 response.best_block_size(), response.best_items_per_thread(),
+                                 response.speedup_over_catalog_default(),
                                  response.applied() ? "; now this server's default" : "");
   }
   return kExitOk;
@@ -469,7 +496,8 @@ int main(int argc, char** argv) {
       "  gpubench devices                          list the server's devices\n"
       "  gpubench run KERNEL --size 256Mi          benchmark one kernel at one size\n"
       "  gpubench sweep --kernels a,b --sizes 1Mi,16Mi [--block_sizes 128,256]\n"
-      "  gpubench autotune KERNEL --size 256Mi [--block_sizes 64,128,256] [--apply]\n"
+      "  gpubench autotune KERNEL --size 256Mi [--block_sizes 64,128,256] [--items_per_thread 4,8]"
+      " [--apply]\n"
       "  gpubench fleet --plan plan.json --dns gpubench.ns.svc:50051 [--baseline old.json]\n\n"
       "Common flags: --target host:port --format table|json|csv --mode cold|hot --device N\n"
       "Sizes: 1000, 16K/16M/1G (powers of 1000), 16Ki/256Mi/1Gi (powers of 1024).\n"

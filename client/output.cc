@@ -83,16 +83,19 @@ std::string ToJson(const google::protobuf::Message& message) {
 
 std::string RenderKernels(const v1::ListKernelsResponse& response, Format format) {
   if (format == Format::kJson) return ToJson(response);
-  const std::vector<std::string> header = {"name",    "family", "dtype",       "bytes/elem",
-                                           "block",   "items",  "description", "provenance"};
+  const std::vector<std::string> header = {"name",      "family",    "dtype",
+                                           "bytes/elem", "block",     "items",
+                                           "max_items", "min_sm",    "description",
+                                           "provenance"};
   std::vector<std::vector<std::string>> rows;
   for (const v1::KernelInfo& k : response.kernels()) {
+    const v1::LaunchPolicy& p = k.default_policy();
     rows.push_back({k.name(), k.family(), k.dtype(), absl::StrCat(k.bytes_per_element()),
-                    k.default_policy().block_size_tunable()
-                        ? absl::StrCat(k.default_policy().block_size())
-                        : "library",
-                    absl::StrCat(k.default_policy().items_per_thread()), k.description(),
-                    k.provenance()});
+                    p.block_size_tunable() ? absl::StrCat(p.block_size()) : "library",
+                    absl::StrCat(p.items_per_thread()),
+                    p.max_items_per_thread() > 0 ? absl::StrCat(p.max_items_per_thread()) : "fixed",
+                    k.min_compute_capability() > 0 ? absl::StrCat(k.min_compute_capability()) : "any",
+                    k.description(), k.provenance()});
   }
   return format == Format::kCsv ? Csv(header, rows) : Table(header, rows);
 }
@@ -166,12 +169,14 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
   }
   const bool csv = format == Format::kCsv;
   const std::vector<std::string> header =
-      csv ? std::vector<std::string>{"kernel", "dtype", "elements", "block_size", "grid_size",
+      csv ? std::vector<std::string>{"kernel", "dtype", "elements", "block_size",
+                                     "items_per_thread", "grid_size",
                                      "cache_mode", "samples", "median_seconds", "mean_seconds",
                                      "relative_noise", "bandwidth_bytes_per_second",
                                      "percent_of_peak", "verified", "backend", "device", "run_id",
                                      "error"}
-          : std::vector<std::string>{"kernel", "dtype", "elements", "block", "mode", "samples",
+          : std::vector<std::string>{"kernel", "dtype", "elements", "block", "items", "mode",
+                                     "samples",
                                      "median", "noise", "bandwidth", "%peak", "verified", "occupancy"};
   std::vector<std::vector<std::string>> rows;
   for (const v1::RunResult& r : results) {
@@ -184,7 +189,8 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
                                  : (csv ? "" : "-");
     if (csv) {
       rows.push_back({q.kernel(), q.dtype(), absl::StrCat(q.elements()),
-                      absl::StrCat(q.block_size()), absl::StrCat(q.grid_size()),
+                      absl::StrCat(q.block_size()), absl::StrCat(q.items_per_thread()),
+                      absl::StrCat(q.grid_size()),
                       ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
                       absl::StrFormat("%.9g", r.timing().median_seconds()),
                       absl::StrFormat("%.9g", r.timing().mean_seconds()),
@@ -194,6 +200,7 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
     } else {
       rows.push_back({q.kernel(), q.dtype(), FormatElementCount(q.elements()),
                       q.grid_size() > 0 ? absl::StrCat(q.block_size()) : "lib",
+                      q.grid_size() > 0 ? absl::StrCat(q.items_per_thread()) : "lib",
                       ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
                       FormatSeconds(r.timing().median_seconds()),
                       absl::StrFormat("%.2f%%", 100 * r.timing().relative_noise()),
@@ -207,10 +214,12 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
   for (const v1::SweepItemError& e : errors) {
     if (csv) {
       rows.push_back({e.kernel(), "", absl::StrCat(e.elements()), absl::StrCat(e.block_size()),
-                      "", "", "", "", "", "", "", "", "", "", "", "", e.message()});
+                      absl::StrCat(e.items_per_thread()), "", "", "", "", "", "", "", "", "", "",
+                      "", "", e.message()});
     } else {
       rows.push_back({e.kernel(), "", FormatElementCount(e.elements()),
-                      absl::StrCat(e.block_size()), "", "", "ERROR", "", "", "", "", ""});
+                      absl::StrCat(e.block_size()), absl::StrCat(e.items_per_thread()), "", "",
+                      "ERROR", "", "", "", "", ""});
     }
   }
   std::string out = csv ? Csv(header, rows) : Table(header, rows);

@@ -58,19 +58,21 @@ constexpr KernelVariant kKernels[] = {
      "c = a + b in bf16, eight values per thread packed in one 128-bit load/store", kSeedAdd,
      kBf16Ulp, kExact, &cpu::AddBF16x8, GPUBENCH_CUDA(LaunchAddBF16x8Pack)},
     // Tuned: 256 threads, one pass, two independent 16-byte read-only loads per operand per
-    // thread (items = 2 vectors of 16 bytes). H200, 2026-11-29: the first try (4 streaming loads,
-    // grid-stride over a resident grid, kept below as add_f32_gridstride) needed 48 registers,
-    // 62.5% occupancy, and reached only 4.07-4.11 TB/s hot at 256Mi against CUB's 4.41
-    // (bench/results/2026-11-29-h200-tuned.md has this version's figures).
-    {"add_f32_tuned", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 8, true}, 0,
+    // thread (items = 2 vectors of 16 bytes; 1, 2, 4 or 8 vectors by request or Autotune).
+    // H200, 2026-11-29: the first try (4 streaming loads, grid-stride over a resident grid, kept
+    // below as add_f32_gridstride) needed 48 registers, 62.5% occupancy, and reached only
+    // 4.07-4.11 TB/s hot at 256Mi against CUB's 4.41; this one reaches 4.36 (f32) and 4.34
+    // (f16/bf16) TB/s (bench/results/2026-11-29-h200-tuned.md).
+    {"add_f32_tuned", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 8, true, false, 32}, 0,
      "c = a + b, two independent 16-byte loads per operand per thread, one pass",
      "gpubench tuned (Hopper habits: wide loads, ILP)", kExact, kExact, &cpu::AddF32Tuned,
      GPUBENCH_CUDA(LaunchAddF32Tuned)},
-    {"add_f16_tuned", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 16, true}, 0,
+    {"add_f16_tuned", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 16, true, false, 64}, 0,
      "c = a + b in fp16, two independent 16-byte loads per operand per thread, one pass",
      "gpubench tuned (Hopper habits: wide loads, ILP)", kExact, kExact, &cpu::AddF16Tuned,
      GPUBENCH_CUDA(LaunchAddF16Tuned)},
-    {"add_bf16_tuned", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {256, 16, true}, 0,
+    {"add_bf16_tuned", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {256, 16, true, false, 64},
+     0,
      "c = a + b in bf16, two independent 16-byte loads per operand per thread, one pass",
      "gpubench tuned (Hopper habits: wide loads, ILP)", kBf16Ulp, kExact, &cpu::AddBF16Tuned,
      GPUBENCH_CUDA(LaunchAddBF16Tuned)},
@@ -79,6 +81,24 @@ constexpr KernelVariant kKernels[] = {
      "resident grid (occupancy API)",
      "gpubench experiment (persistent grid + streaming hints)", kExact, kExact,
      &cpu::AddF32GridStride, GPUBENCH_CUDA(LaunchAddF32GridStride)},
+    // Bulk copy (sm_90+): one block per tile of 256 x items elements; one thread has the copy
+    // engine (cp.async.bulk) fetch both input tiles into shared memory, completing on an
+    // mbarrier, as CUB's sm_90 DeviceTransform policy does; 16-byte stores. Default tile: 8 KiB
+    // per operand (16 KiB shared per block, 8 blocks = 128 KiB in flight per SM; CUB asks for at
+    // least 48 KiB on an H200). H200 figures: bench/results/2026-11-29-h200-bulk.md.
+    {"add_f32_bulk", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 8, true, false, 64, 8},
+     0, "c = a + b, tiles fetched by the bulk-copy engine (cp.async.bulk) into shared memory",
+     "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)", kExact, kExact,
+     &cpu::AddF32Bulk, GPUBENCH_CUDA(LaunchAddF32Bulk), 90},
+    {"add_f16_bulk", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 16, true, false, 128, 4},
+     0, "c = a + b in fp16, tiles fetched by the bulk-copy engine (cp.async.bulk)",
+     "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)", kExact, kExact,
+     &cpu::AddF16Bulk, GPUBENCH_CUDA(LaunchAddF16Bulk), 90},
+    {"add_bf16_bulk", KernelFamily::kElementwiseAdd, DType::kBF16, 6,
+     {256, 16, true, false, 128, 4}, 0,
+     "c = a + b in bf16, tiles fetched by the bulk-copy engine (cp.async.bulk)",
+     "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)", kBf16Ulp, kExact,
+     &cpu::AddBF16Bulk, GPUBENCH_CUDA(LaunchAddBF16Bulk), 90},
     {"saxpy_minimal", KernelFamily::kSaxpy, DType::kF32, 12, {1024, 1, true}, 0,
      "y = alpha * x + y, register-light, no shared memory", kSeedSaxpy, kSaxpyRtol, kSaxpyAtol,
      &cpu::SaxpyMinimal, GPUBENCH_CUDA(LaunchSaxpyMinimal)},
@@ -124,6 +144,25 @@ int BuffersPerRun(const KernelVariant& variant) {
 }
 
 std::span<const KernelVariant> AllKernels() { return kKernels; }
+
+bool ItemsPerThreadTunable(const KernelVariant& variant) {
+  return variant.default_policy.max_items_per_thread > 0;
+}
+
+bool ItemsPerThreadAllowed(const KernelVariant& variant, int items) {
+  const int width = 16 / DTypeSize(variant.dtype);
+  if (!ItemsPerThreadTunable(variant) || items < width ||
+      items > variant.default_policy.max_items_per_thread || items % width != 0) {
+    return false;
+  }
+  const int packets = items / width;
+  return (packets & (packets - 1)) == 0;
+}
+
+int64_t DynamicSharedBytes(const KernelVariant& variant, int block_size, int items_per_thread) {
+  return int64_t{block_size} * items_per_thread *
+         variant.default_policy.dynamic_shared_bytes_per_item;
+}
 
 std::string KernelNamesForHelp() {
   return absl::StrJoin(AllKernels(), ", ",

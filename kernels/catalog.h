@@ -25,6 +25,13 @@ struct LaunchPolicy {
   // true: grid = min(ceil(n / (block x items)), SMs x resident blocks per SM) and the kernel
   // loops grid-stride; false: grid = ceil(n / (block x items)), one pass.
   bool grid_stride = false;
+  // > 0: a request may choose items_per_thread, as 16 / sizeof(dtype) elements (one 16-byte
+  // packet) times a power of two, up to this many; 0: the kernel's code fixes it.
+  int max_items_per_thread = 0;
+  // Dynamic shared memory the launch needs per element of a block's tile:
+  // dynamic_shared_bytes = block_size x items_per_thread x this (the bulk-copy kernels stage both
+  // operands: 2 x sizeof(dtype)).
+  int dynamic_shared_bytes_per_item = 0;
 };
 
 struct KernelVariant {
@@ -43,7 +50,18 @@ struct KernelVariant {
   double atol;
   CpuKernelFn cpu;    // host emulation of the device kernel, never null
   CudaLaunchFn cuda;  // null when the build has no CUDA backend
+  // Lowest compute capability (major x 10 + minor) whose devices can run the CUDA kernel; 0 = any.
+  // The CPU backend emulates every variant.
+  int min_compute_capability = 0;
 };
+
+// Whether `variant` takes items_per_thread from a request (LaunchPolicy::max_items_per_thread),
+// and whether `items` is one of the values it accepts.
+bool ItemsPerThreadTunable(const KernelVariant& variant);
+bool ItemsPerThreadAllowed(const KernelVariant& variant, int items);
+
+// Dynamic shared memory one block of `variant` needs at this geometry, in bytes.
+int64_t DynamicSharedBytes(const KernelVariant& variant, int block_size, int items_per_thread);
 
 // All variants, in a stable order. Thread-safe (immutable).
 std::span<const KernelVariant> AllKernels();

@@ -92,6 +92,30 @@ void AddBlockVectors(const KernelBuffers& b, const LaunchGeometry& g, int64_t be
   }
 }
 
+// The bulk-copy kernels' indexing: block k owns the tile of elements [k*B*I, (k+1)*B*I); lane l
+// adds the tile's 16-byte packets l, l + B, ... (out of shared memory on the device), then
+// element packets*width + l of the tile's remainder, if any.
+template <typename T, typename AddFn>
+void AddBulkTiles(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end,
+                  AddFn add) {
+  constexpr int kWidth = 16 / sizeof(T);
+  const T* a = static_cast<const T*>(b.in0);
+  const T* c_in = static_cast<const T*>(b.in1);
+  T* c = static_cast<T*>(b.out);
+  const int64_t tile = int64_t{g.block_size} * g.items_per_thread;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t block = t / g.block_size, lane = t % g.block_size;
+    const int64_t offset = block * tile;
+    const int64_t count = std::clamp<int64_t>(b.n - offset, 0, tile);
+    const int64_t packets = count / kWidth;
+    for (int64_t v = lane; v < packets; v += g.block_size) {
+      AddPacket<T>(a, c_in, c, offset / kWidth + v, add);
+    }
+    const int64_t tail = offset + packets * kWidth + lane;
+    if (tail < offset + count) c[tail] = add(a[tail], c_in[tail]);
+  }
+}
+
 }  // namespace
 
 void AddF32(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
@@ -130,6 +154,15 @@ void AddF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin,
 }
 void AddBF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
   AddBlockVectors<BFloat16>(b, g, begin, end, AddBFloat16);
+}
+void AddF32Bulk(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+  AddBulkTiles<float>(b, g, begin, end, AddFloat);
+}
+void AddF16Bulk(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+  AddBulkTiles<Half>(b, g, begin, end, AddHalf);
+}
+void AddBF16Bulk(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+  AddBulkTiles<BFloat16>(b, g, begin, end, AddBFloat16);
 }
 void AddF32GridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin,
                       int64_t end) {

@@ -6,15 +6,17 @@
 // the seed, no __restrict__: these are the baselines. The fp16 patterns are templates so the same
 // code serves bf16 (__hadd/__hadd2 have bf16 overloads).
 //
-// Tuned variants: 16-byte accesses, kUnroll independent 16-byte loads per operand in flight per
-// thread, streaming cache hints (the data is touched once), a grid-stride loop over a grid the
-// catalog sizes to the SMs' resident capacity. Numbers that justified each choice are in
+// Tuned variants: 16-byte accesses with kUnroll independent 16-byte loads per operand in flight
+// per thread. AddVecKernel (add_*_tuned) is one pass with read-only loads; AddTunedKernel
+// (add_f32_gridstride) loops grid-stride over a resident grid with streaming hints. The bulk-copy
+// variants are in add_bulk_kernels.cu. Numbers that justified each choice are in the catalog and
 // bench/results/ (H200, 2026-11-29).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/launch_helpers.cuh"
 #include "kernels/cuda/launchers.h"
+#include "kernels/cuda/packed_add.cuh"
 
 namespace gpubench::cuda {
 namespace {
@@ -104,30 +106,6 @@ __global__ void AddX8PackKernel(const T* a, const T* b, T* c, int64_t n) {
 
 // ---- tuned variants ---------------------------------------------------------------------------
 
-__device__ __forceinline__ float ScalarAdd(float x, float y) { return x + y; }
-__device__ __forceinline__ half ScalarAdd(half x, half y) { return __hadd(x, y); }
-__device__ __forceinline__ __nv_bfloat16 ScalarAdd(__nv_bfloat16 x, __nv_bfloat16 y) {
-  return __hadd(x, y);
-}
-
-// Adds two 16-byte packets of T lane by lane.
-template <typename T>
-__device__ __forceinline__ uint4 AddPacked(uint4 x, uint4 y) {
-  uint4 out;
-  if constexpr (sizeof(T) == 4) {
-    const float4 fx = *reinterpret_cast<float4*>(&x), fy = *reinterpret_cast<float4*>(&y);
-    *reinterpret_cast<float4*>(&out) = make_float4(fx.x + fy.x, fx.y + fy.y, fx.z + fy.z, fx.w + fy.w);
-  } else {
-    using T2 = std::conditional_t<std::is_same_v<T, half>, half2, __nv_bfloat162>;
-    const T2* px = reinterpret_cast<const T2*>(&x);
-    const T2* py = reinterpret_cast<const T2*>(&y);
-    T2* po = reinterpret_cast<T2*>(&out);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) po[k] = __hadd2(px[k], py[k]);
-  }
-  return out;
-}
-
 template <typename T, int kUnroll>
 __global__ void __launch_bounds__(1024) AddTunedKernel(const T* __restrict__ a,
                                                        const T* __restrict__ b,
@@ -187,7 +165,6 @@ __global__ void __launch_bounds__(1024) AddVecKernel(const T* __restrict__ a,
   if (t < n) c[t] = ScalarAdd(a[t], b[t]);
 }
 
-constexpr int kTunedUnroll = 2;
 constexpr int kGridStrideUnroll = 4;
 
 template <typename T>
@@ -195,6 +172,26 @@ int LaunchAdd(void (*kernel)(const T*, const T*, T*, int64_t), const KernelBuffe
               const LaunchGeometry& g, void* stream, const void** symbol) {
   return LaunchOrReport(kernel, g, stream, symbol, static_cast<const T*>(b.in0),
                         static_cast<const T*>(b.in1), static_cast<T*>(b.out), b.n);
+}
+
+// The tuned kernels' items per thread is a template argument (the loads must be unrolled into
+// registers): items = 16-byte packets x elements per packet, packets in {1, 2, 4, 8}, the set the
+// catalog's max_items_per_thread and the server's validation allow.
+template <typename T>
+int LaunchAddVec(const KernelBuffers& b, const LaunchGeometry& g, void* stream,
+                 const void** symbol) {
+  switch (g.items_per_thread / (16 / static_cast<int>(sizeof(T)))) {
+    case 1:
+      return LaunchAdd<T>(AddVecKernel<T, 1>, b, g, stream, symbol);
+    case 2:
+      return LaunchAdd<T>(AddVecKernel<T, 2>, b, g, stream, symbol);
+    case 4:
+      return LaunchAdd<T>(AddVecKernel<T, 4>, b, g, stream, symbol);
+    case 8:
+      return LaunchAdd<T>(AddVecKernel<T, 8>, b, g, stream, symbol);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace
@@ -214,11 +211,18 @@ GPUBENCH_ADD_LAUNCHER(LaunchAddBF16, __nv_bfloat16, AddScalarKernel<__nv_bfloat1
 GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x2, __nv_bfloat16, (AddX2Kernel<__nv_bfloat16, __nv_bfloat162>))
 GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x8Pack, __nv_bfloat16,
                       (AddX8PackKernel<__nv_bfloat16, __nv_bfloat162>))
-GPUBENCH_ADD_LAUNCHER(LaunchAddF32Tuned, float, (AddVecKernel<float, kTunedUnroll>))
-GPUBENCH_ADD_LAUNCHER(LaunchAddF16Tuned, half, (AddVecKernel<half, kTunedUnroll>))
-GPUBENCH_ADD_LAUNCHER(LaunchAddBF16Tuned, __nv_bfloat16, (AddVecKernel<__nv_bfloat16, kTunedUnroll>))
 GPUBENCH_ADD_LAUNCHER(LaunchAddF32GridStride, float, (AddTunedKernel<float, kGridStrideUnroll>))
 
 #undef GPUBENCH_ADD_LAUNCHER
+
+int LaunchAddF32Tuned(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
+  return LaunchAddVec<float>(b, g, s, sym);
+}
+int LaunchAddF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
+  return LaunchAddVec<half>(b, g, s, sym);
+}
+int LaunchAddBF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
+  return LaunchAddVec<__nv_bfloat16>(b, g, s, sym);
+}
 
 }  // namespace gpubench::cuda

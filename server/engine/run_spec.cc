@@ -23,15 +23,15 @@ absl::Status CheckRange(absl::string_view field, T value, T lo, T hi) {
 
 }  // namespace
 
-void TunedDefaults::Set(int device, absl::string_view kernel, int block_size) {
+void TunedDefaults::Set(int device, absl::string_view kernel, TunedLaunch launch) {
   std::lock_guard<std::mutex> lock(mu_);
-  blocks_[{device, std::string(kernel)}] = block_size;
+  launches_[{device, std::string(kernel)}] = launch;
 }
 
-std::optional<int> TunedDefaults::Get(int device, absl::string_view kernel) const {
+std::optional<TunedLaunch> TunedDefaults::Get(int device, absl::string_view kernel) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = blocks_.find({device, std::string(kernel)});
-  if (it == blocks_.end()) return std::nullopt;
+  auto it = launches_.find({device, std::string(kernel)});
+  if (it == launches_.end()) return std::nullopt;
   return it->second;
 }
 
@@ -79,8 +79,14 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   spec.device_index = device_index;
   ASSIGN_OR_RETURN(const DeviceInfo device, backend.Describe(spec.device_index));
 
-  // Launch geometry.
+  // Launch geometry: the request's values, else the tuned default of this device, else the
+  // catalog's.
+  const std::optional<TunedLaunch> tuned_launch =
+      tuned != nullptr && k.default_policy.block_size_tunable ? tuned->Get(device_index, k.name)
+                                                              : std::nullopt;
   int block = k.default_policy.block_size;
+  int items = k.default_policy.items_per_thread;
+  bool from_request = false, from_tuned = false;
   if (request.block_size != 0) {
     if (!k.default_policy.block_size_tunable) {
       return absl::InvalidArgumentError(
@@ -98,15 +104,55 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                                                      " threads per block"));
     }
     block = request.block_size;
-    spec.block_size_source = "request";
-  } else if (tuned != nullptr && k.default_policy.block_size_tunable) {
-    if (std::optional<int> t = tuned->Get(device_index, k.name); t.has_value()) {
-      block = *t;
-      spec.block_size_source = "tuned";
+    from_request = true;
+  } else if (tuned_launch.has_value()) {
+    block = tuned_launch->block_size;
+    from_tuned = true;
+  }
+  if (request.items_per_thread != 0) {
+    if (!ItemsPerThreadAllowed(k, request.items_per_thread)) {
+      if (!ItemsPerThreadTunable(k)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel ", k.name, " fixes items_per_thread at ", k.default_policy.items_per_thread,
+            " in its code; omit items_per_thread for it"));
+      }
+      const int width = 16 / DTypeSize(k.dtype);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "items_per_thread = ", request.items_per_thread, " is not allowed for ", k.name,
+          ": use ", width, " (one 16-byte packet) times a power of two, at most ",
+          k.default_policy.max_items_per_thread));
     }
+    items = request.items_per_thread;
+    from_request = true;
+  } else if (tuned_launch.has_value() && tuned_launch->items_per_thread != 0) {
+    items = tuned_launch->items_per_thread;
+    from_tuned = true;
+  }
+  spec.block_size_source = from_request && from_tuned ? "request+tuned"
+                           : from_request             ? "request"
+                           : from_tuned               ? "tuned"
+                                                      : "catalog";
+  if (k.min_compute_capability > 0 && device.compute_capability_major > 0 &&
+      device.compute_capability_major * 10 + device.compute_capability_minor <
+          k.min_compute_capability) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "kernel ", k.name, " needs compute capability ", k.min_compute_capability / 10, ".",
+        k.min_compute_capability % 10, " or newer; device ", device_index, " (", device.name,
+        ") is ", device.compute_capability_major, ".", device.compute_capability_minor));
+  }
+  const int64_t dynamic_shared = DynamicSharedBytes(k, block, items);
+  const int64_t shared_limit = std::max(device.shared_memory_per_block_optin_bytes,
+                                        device.shared_memory_per_block_bytes);
+  if (dynamic_shared > 0 && shared_limit > 0 &&
+      dynamic_shared + k.static_shared_bytes > shared_limit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "block_size ", block, " x items_per_thread ", items, " needs ", dynamic_shared,
+        " bytes of shared memory per block for ", k.name, "; device ", device_index,
+        " allows at most ", shared_limit));
   }
   spec.geometry.block_size = block;
-  spec.geometry.items_per_thread = k.default_policy.items_per_thread;
+  spec.geometry.items_per_thread = items;
+  spec.geometry.dynamic_shared_bytes = static_cast<int>(dynamic_shared);
   const int64_t per_block = int64_t{block} * spec.geometry.items_per_thread;
   spec.geometry.grid_size = (spec.elements + per_block - 1) / per_block;
   if (k.default_policy.grid_stride && device.multiprocessor_count > 0 &&

@@ -39,6 +39,7 @@ struct RunRequest {
   int device_index = 0;
   std::string device_uuid;  // when set, selects the device by UUID instead of device_index
   int block_size = 0;  // 0: the variant's default
+  int items_per_thread = 0;  // 0: the variant's default; only variants with tunable items
   std::optional<CacheMode> cache_mode;  // default cold
   MeasurementOptions measurement;
   std::optional<bool> verify;      // default true
@@ -69,7 +70,9 @@ struct RunSpec {
   int64_t elements = 0;
   int device_index = 0;
   LaunchGeometry geometry;
-  const char* block_size_source = "catalog";  // "request", "tuned" or "catalog"
+  // Where block_size and items_per_thread came from: "request", "tuned" (Autotune --apply),
+  // "catalog", or "request+tuned" when a request named one and the tuned default gave the other.
+  std::string block_size_source = "catalog";
   CacheMode cache_mode = CacheMode::kCold;
   MeasurementOptions measurement;
   bool verify = true;
@@ -78,15 +81,22 @@ struct RunSpec {
   bool profile_forbidden = false;  // requested, but the server does not allow profiling
 };
 
-// Block sizes chosen by Autotune, per (device, kernel). Thread-safe.
+// A launch configuration chosen by Autotune.
+struct TunedLaunch {
+  int block_size = 0;
+  int items_per_thread = 0;  // 0: the catalog's (the variant's items are fixed)
+};
+
+// Launch configurations chosen by Autotune, per (device, kernel). In memory: a restart forgets
+// them. Thread-safe.
 class TunedDefaults {
  public:
-  void Set(int device, absl::string_view kernel, int block_size);
-  std::optional<int> Get(int device, absl::string_view kernel) const;
+  void Set(int device, absl::string_view kernel, TunedLaunch launch);
+  std::optional<TunedLaunch> Get(int device, absl::string_view kernel) const;
 
  private:
   mutable std::mutex mu_;
-  std::map<std::pair<int, std::string>, int> blocks_;
+  std::map<std::pair<int, std::string>, TunedLaunch> launches_;
 };
 
 // Validates `request` against the catalog, the device and the limits, and resolves defaults.

@@ -193,6 +193,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
       e->set_kernel(std::string(spec.kernel->name));
       e->set_elements(spec.elements);
       e->set_block_size(spec.geometry.block_size);
+      e->set_items_per_thread(spec.geometry.items_per_thread);
       e->set_device_index(spec.device_index);
       e->set_code(static_cast<int>(status.code()));
       e->set_message(std::string(status.message()));
@@ -211,6 +212,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
     p->set_kernel(std::string(items_[index].kernel->name));
     p->set_elements(items_[index].elements);
     p->set_block_size(items_[index].geometry.block_size);
+    p->set_items_per_thread(items_[index].geometry.items_per_thread);
     p->set_device_index(items_[index].device_index);
     return message;
   }
@@ -260,8 +262,9 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   grpc::Status final_status_ = grpc::Status::OK;
 };
 
-// Autotune: runs the kernel at each block size one after another through the device queue, then
-// answers with the table and the fastest; with apply, records it as the device's default.
+// Autotune: runs the kernel at each block size x items per thread, one after another through the
+// device queue, then answers with the table and the fastest; with apply, records it as the
+// device's default.
 class AutotuneReactor final : public grpc::ServerUnaryReactor {
  public:
   AutotuneReactor(Engine* engine, grpc::CallbackServerContext* context,
@@ -269,38 +272,71 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
                   int max_items)
       : engine_(engine), deadline_(DeadlineOf(context)), response_(response),
         apply_(request->apply()) {
-    std::vector<int32_t> blocks(request->block_sizes().begin(), request->block_sizes().end());
-    if (blocks.empty()) blocks = {32, 64, 128, 256, 512, 1024};
     absl::StatusOr<const KernelVariant*> kernel = FindKernel(request->kernel());
     if (!kernel.ok()) {
       Finish(ToGrpcStatus(kernel.status()));
       return;
     }
-    if (!(*kernel)->default_policy.block_size_tunable) {
+    const KernelVariant& k = **kernel;
+    if (!k.default_policy.block_size_tunable) {
       Finish(ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
           "kernel ", request->kernel(), " picks its own launch configuration; nothing to tune"))));
       return;
     }
-    catalog_block_ = (*kernel)->default_policy.block_size;
-    if (std::find(blocks.begin(), blocks.end(), catalog_block_) == blocks.end()) {
-      blocks.push_back(catalog_block_);  // measured too, for the speedup figure
+    std::vector<int32_t> blocks(request->block_sizes().begin(), request->block_sizes().end());
+    if (blocks.empty()) blocks = {32, 64, 128, 256, 512, 1024};
+    std::vector<int32_t> items(request->items_per_thread().begin(),
+                               request->items_per_thread().end());
+    if (items.empty()) {
+      for (int i = 1; i <= k.default_policy.max_items_per_thread; ++i) {
+        if (ItemsPerThreadAllowed(k, i)) items.push_back(i);
+      }
+      if (items.empty()) items.push_back(k.default_policy.items_per_thread);
     }
-    if (static_cast<int>(blocks.size()) > max_items) {
+    catalog_ = {k.default_policy.block_size, k.default_policy.items_per_thread};
+    // Tiles whose shared memory the device cannot give one block are listed as skipped, not
+    // run: the default grid of block sizes x items crosses that limit for the bulk kernels.
+    int64_t shared_limit = 0;
+    if (absl::StatusOr<DeviceInfo> d = engine_->backend().Describe(request->device_index());
+        d.ok()) {
+      shared_limit = std::max(d->shared_memory_per_block_optin_bytes, d->shared_memory_per_block_bytes);
+    }
+    std::vector<std::pair<int32_t, int32_t>> configs;
+    for (int32_t block : blocks) {
+      for (int32_t i : items) {
+        const int64_t shared = DynamicSharedBytes(k, block, i);
+        if (shared > 0 && shared_limit > 0 && shared + k.static_shared_bytes > shared_limit) {
+          response_->add_skipped(absl::StrCat("block_size ", block, " x items_per_thread ", i,
+                                              ": needs ", shared, " bytes of shared memory per "
+                                              "block; the device allows ", shared_limit));
+          continue;
+        }
+        configs.emplace_back(block, i);
+      }
+    }
+    if (std::find(configs.begin(), configs.end(), catalog_) == configs.end()) {
+      configs.push_back(catalog_);  // measured too, for the speedup figure
+    }
+    if (static_cast<int>(configs.size()) > max_items) {
       Finish(ToGrpcStatus(absl::InvalidArgumentError(
-          absl::StrCat(blocks.size(), " block sizes, over the limit of ", max_items))));
+          absl::StrCat(configs.size(), " configurations (block sizes x items per thread), over "
+                       "the limit of ", max_items, " (--max_sweep_items)"))));
       return;
     }
-    for (int32_t block : blocks) {
+    for (const auto& [block, i] : configs) {
       v1::RunBenchmarkRequest one;
       one.set_kernel(request->kernel());
       one.set_elements(request->elements());
       one.set_device_index(request->device_index());
       one.set_block_size(block);
+      // The catalog's items are sent as 0: variants with fixed items reject an explicit value.
+      one.set_items_per_thread(ItemsPerThreadTunable(k) ? i : 0);
       *one.mutable_measurement() = request->measurement();
       absl::StatusOr<RunSpec> spec = engine_->Resolve(FromProto(one));
       if (!spec.ok()) {
         Finish(ToGrpcStatus(absl::Status(
-            spec.status().code(), absl::StrCat("block_size ", block, ": ", spec.status().message()))));
+            spec.status().code(), absl::StrCat("block_size ", block, ", items_per_thread ", i,
+                                               ": ", spec.status().message()))));
         return;
       }
       items_.push_back(*std::move(spec));
@@ -331,6 +367,7 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
       }
       v1::AutotuneRow* row = response_->add_rows();
       row->set_block_size(result->spec.geometry.block_size);
+      row->set_items_per_thread(result->spec.geometry.items_per_thread);
       row->set_median_seconds(result->stats.median_seconds);
       row->set_bandwidth_bytes_per_second(result->bandwidth_bytes_per_second);
       row->set_relative_noise(result->stats.relative_noise);
@@ -351,15 +388,18 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
     const v1::AutotuneRow* catalog = nullptr;
     for (const v1::AutotuneRow& row : response_->rows()) {
       if (best == nullptr || row.median_seconds() < best->median_seconds()) best = &row;
-      if (row.block_size() == catalog_block_) catalog = &row;
+      if (std::make_pair(row.block_size(), row.items_per_thread()) == catalog_) catalog = &row;
     }
     response_->set_best_block_size(best->block_size());
+    response_->set_best_items_per_thread(best->items_per_thread());
     if (catalog != nullptr) {
       response_->set_speedup_over_catalog_default(catalog->median_seconds() / best->median_seconds());
     }
     if (apply_) {
-      engine_->tuned_defaults().Set(items_[0].device_index, items_[0].kernel->name,
-                                    best->block_size());
+      const bool items_tunable = ItemsPerThreadTunable(*items_[0].kernel);
+      engine_->tuned_defaults().Set(
+          items_[0].device_index, items_[0].kernel->name,
+          TunedLaunch{best->block_size(), items_tunable ? best->items_per_thread() : 0});
       response_->set_applied(true);
     }
     Finish(grpc::Status::OK);
@@ -369,7 +409,7 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
   const absl::Time deadline_;
   v1::AutotuneResponse* response_;
   const bool apply_;
-  int catalog_block_ = 0;
+  std::pair<int32_t, int32_t> catalog_;  // (block size, items per thread) of the catalog
   std::vector<RunSpec> items_;
   size_t next_ = 0;  // touched by the constructor, then by one on_done at a time
   CancellableJob job_;

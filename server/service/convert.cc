@@ -26,6 +26,7 @@ RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
   r.device_index = request.device_index();
   r.device_uuid = request.device_uuid();
   r.block_size = request.block_size();
+  r.items_per_thread = request.items_per_thread();
   const v1::MeasurementOptions& m = request.measurement();
   if (m.cache_mode() == v1::HOT) r.cache_mode = CacheMode::kHot;
   if (m.cache_mode() == v1::COLD) r.cache_mode = CacheMode::kCold;
@@ -50,6 +51,10 @@ void ToProto(const KernelVariant& k, bool available, v1::KernelInfo* out) {
   out->mutable_default_policy()->set_items_per_thread(k.default_policy.items_per_thread);
   out->mutable_default_policy()->set_block_size_tunable(k.default_policy.block_size_tunable);
   out->mutable_default_policy()->set_grid_stride(k.default_policy.grid_stride);
+  out->mutable_default_policy()->set_max_items_per_thread(k.default_policy.max_items_per_thread);
+  out->mutable_default_policy()->set_dynamic_shared_bytes_per_item(
+      k.default_policy.dynamic_shared_bytes_per_item);
+  out->set_min_compute_capability(k.min_compute_capability);
   out->set_static_shared_bytes(k.static_shared_bytes);
   out->set_description(std::string(k.description));
   out->set_provenance(std::string(k.provenance));
@@ -110,6 +115,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_seed(s.seed);
   req->set_profile(s.profile);
   req->set_block_size_source(s.block_size_source);
+  req->set_dynamic_shared_bytes(s.geometry.dynamic_shared_bytes);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());
   ToTimestamp(r.finished_at, out->mutable_finished_at());
@@ -219,7 +225,8 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& requ
     return absl::InvalidArgumentError("a sweep needs at least one kernel and one size");
   }
   const int64_t count = static_cast<int64_t>(request.kernels_size()) * request.sizes_size() *
-                        std::max(1, request.block_sizes_size());
+                        std::max(1, request.block_sizes_size()) *
+                        std::max(1, request.items_per_thread_size());
   if (count > max_items) {
     return absl::InvalidArgumentError(absl::StrCat("the sweep has ", count,
                                                    " items, over this server's limit of ",
@@ -227,6 +234,9 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& requ
   }
   std::vector<int32_t> blocks(request.block_sizes().begin(), request.block_sizes().end());
   if (blocks.empty()) blocks.push_back(0);
+  std::vector<int32_t> items_list(request.items_per_thread().begin(),
+                                  request.items_per_thread().end());
+  if (items_list.empty()) items_list.push_back(0);
   std::vector<int> devices = {request.device_index()};
   if (request.all_devices()) {
     devices.clear();
@@ -242,13 +252,15 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& requ
   for (int device : devices)
   for (const std::string& kernel : request.kernels()) {
     for (int64_t size : request.sizes()) {
-      for (int32_t block : blocks) {
+      for (int32_t block : blocks)
+      for (int32_t items_per_thread : items_list) {
         v1::RunBenchmarkRequest one;
         one.set_kernel(kernel);
         one.set_elements(size);
         one.set_device_index(device);
         if (!request.all_devices()) one.set_device_uuid(request.device_uuid());
         one.set_block_size(block);
+        one.set_items_per_thread(items_per_thread);
         *one.mutable_measurement() = request.measurement();
         if (request.has_verify()) one.set_verify(request.verify());
         if (request.has_seed()) one.set_seed(request.seed());
@@ -257,7 +269,8 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& requ
         if (!spec.ok()) {
           return absl::Status(spec.status().code(),
                               absl::StrCat("sweep item kernel=", kernel, " elements=", size,
-                                           " block_size=", block, ": ", spec.status().message()));
+                                           " block_size=", block, " items_per_thread=", items_per_thread,
+                                           ": ", spec.status().message()));
         }
         items.push_back(*std::move(spec));
       }

@@ -58,8 +58,15 @@ TEST_F(E2ETest, ListKernels) {
     EXPECT_TRUE(k.available()) << k.name();
     EXPECT_GT(k.bytes_per_element(), 0);
   }
-  EXPECT_EQ(names.size(), 20u);
+  EXPECT_EQ(names.size(), 23u);
   EXPECT_TRUE(names.count("add_f16x8_pack"));
+  for (const auto& k : r.kernels()) {
+    if (k.name() == "add_bf16_bulk") {
+      EXPECT_EQ(k.min_compute_capability(), 90);
+      EXPECT_EQ(k.default_policy().max_items_per_thread(), 128);
+      EXPECT_EQ(k.default_policy().dynamic_shared_bytes_per_item(), 4);
+    }
+  }
   EXPECT_TRUE(names.count("saxpy_sophisticated"));
 }
 
@@ -258,6 +265,53 @@ TEST_F(E2ETest, AutotuneReportsTheBestAndAppliesIt) {
   Deadline(&c3);
   req.set_kernel("cub_add_f32");
   EXPECT_EQ(Stub()->Autotune(&c3, req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(E2ETest, AutotuneCrossesBlockSizesAndItemsPerThreadThroughTheCli) {
+  const std::string t = "--target=" + server_->target();
+  CliResult tune = RunCli(
+      "autotune add_f32_bulk --size=100003 --block_sizes=64,256 --items_per_thread=4,16 "
+      "--min_samples=3 --apply --format=json " + t);
+  ASSERT_EQ(tune.exit_code, 0) << tune.out;
+  v1::AutotuneResponse resp;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(tune.out, &resp).ok()) << tune.out;
+  // 2 x 2 configurations plus the catalog default (256 x 8), each run once.
+  ASSERT_EQ(resp.rows_size(), 5);
+  std::set<std::pair<int, int>> seen;
+  const v1::AutotuneRow* best = nullptr;
+  for (const auto& row : resp.rows()) {
+    seen.emplace(row.block_size(), row.items_per_thread());
+    if (best == nullptr || row.median_seconds() < best->median_seconds()) best = &row;
+  }
+  EXPECT_EQ(seen, (std::set<std::pair<int, int>>{{64, 4}, {64, 16}, {256, 4}, {256, 16}, {256, 8}}));
+  EXPECT_EQ(resp.best_block_size(), best->block_size());
+  EXPECT_EQ(resp.best_items_per_thread(), best->items_per_thread());
+  EXPECT_TRUE(resp.applied());
+
+  // Both tuned values now apply on device 0 when a request leaves them out.
+  CliResult run = RunCli("run add_f32_bulk --size=5000 --format=json " + t);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  v1::RunResult parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &parsed).ok()) << run.out;
+  EXPECT_EQ(parsed.request().block_size(), best->block_size());
+  EXPECT_EQ(parsed.request().items_per_thread(), best->items_per_thread());
+  EXPECT_EQ(parsed.request().dynamic_shared_bytes(),
+            best->block_size() * best->items_per_thread() * 8);
+  EXPECT_EQ(parsed.request().block_size_source(), "tuned");
+  EXPECT_TRUE(parsed.verification().passed());
+
+  // A sweep crosses items too; a value the kernel does not allow is refused before anything runs.
+  CliResult sweep = RunCli(
+      "sweep --kernels=add_f16_tuned --sizes=3001 --items_per_thread=8,16,32 --format=csv " + t);
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.out;
+  EXPECT_NE(sweep.out.find("add_f16_tuned,f16,3001,256,32,"), std::string::npos) << sweep.out;
+  CliResult bad = RunCli("run add_f32_tuned --size=1000 --items_per_thread=12 " + t, true);
+  EXPECT_EQ(bad.exit_code, 1);  // INVALID_ARGUMENT from the server
+  EXPECT_NE(bad.out.find("times a power of two, at most 32"), std::string::npos) << bad.out;
+  CliResult fixed = RunCli("run add_f32x4 --size=1000 --items_per_thread=8 " + t, true);
+  EXPECT_EQ(fixed.exit_code, 1);
+  EXPECT_NE(fixed.out.find("omit items_per_thread"), std::string::npos) << fixed.out;
+  EXPECT_EQ(RunCli("run add_f32_tuned --size=1000 --items_per_thread=8,16 " + t).exit_code, 2);
 }
 
 TEST_F(E2ETest, InvalidSweepFailsBeforeStreaming) {

@@ -131,5 +131,93 @@ TEST_F(ResolveTest, GridLimit) {
   EXPECT_THAT(std::string(s.status().message()), HasSubstr("grid limit"));
 }
 
+TEST_F(ResolveTest, ItemsPerThreadFromRequestWithSharedMemoryAndGrid) {
+  RunRequest r = Valid();
+  r.kernel = "add_f32_bulk";
+  r.elements = 100000;
+  r.items_per_thread = 32;
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.block_size, 256);
+  EXPECT_EQ(s->geometry.items_per_thread, 32);
+  EXPECT_EQ(s->geometry.dynamic_shared_bytes, 256 * 32 * 8);  // two f32 tiles
+  EXPECT_EQ(s->geometry.grid_size, (100000 + 8191) / 8192);
+  EXPECT_EQ(s->block_size_source, "request");
+  r.items_per_thread = 0;
+  s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.items_per_thread, 8);  // the catalog's
+  EXPECT_EQ(s->geometry.dynamic_shared_bytes, 256 * 8 * 8);
+  EXPECT_EQ(s->block_size_source, "catalog");
+}
+
+TEST_F(ResolveTest, ItemsPerThreadRejections) {
+  RunRequest r = Valid();  // add_f32x4: items fixed by its code
+  r.items_per_thread = 8;
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("omit items_per_thread"));
+  r.kernel = "add_f32_tuned";
+  for (int bad : {-4, 3, 12, 64}) {
+    r.items_per_thread = bad;
+    s = Resolve(r);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(s.status().message()), HasSubstr("times a power of two, at most 32"));
+  }
+}
+
+TEST_F(ResolveTest, SharedMemoryOverTheDeviceLimitIsRejected) {
+  backend_.script().shared_memory_per_block_optin_bytes = 227 * 1024;
+  RunRequest r = Valid();
+  r.kernel = "add_f32_bulk";
+  r.block_size = 1024;
+  r.items_per_thread = 32;  // 1024 x 32 x 8 = 256 KiB
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("allows at most 232448"));
+  r.items_per_thread = 16;  // 128 KiB: opt-in territory, allowed
+  EXPECT_TRUE(Resolve(r).ok());
+}
+
+TEST_F(ResolveTest, BulkCopyNeedsHopperOnCudaDevices) {
+  RunRequest r = Valid();
+  r.kernel = "add_f16_bulk";
+  backend_.script().compute_capability = 80;
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("needs compute capability 9.0"));
+  backend_.script().compute_capability = 90;
+  EXPECT_TRUE(Resolve(r).ok());
+  backend_.script().compute_capability = 0;  // CPU-like device: emulated
+  EXPECT_TRUE(Resolve(r).ok());
+}
+
+TEST_F(ResolveTest, TunedDefaultsSupplyWhatTheRequestLeavesOut) {
+  TunedDefaults tuned;
+  tuned.Set(0, "add_f16_tuned", TunedLaunch{512, 32});
+  RunRequest r = Valid();
+  r.kernel = "add_f16_tuned";
+  absl::StatusOr<RunSpec> s = ResolveRunRequest(r, backend_, limits_, &tuned);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.block_size, 512);
+  EXPECT_EQ(s->geometry.items_per_thread, 32);
+  EXPECT_EQ(s->block_size_source, "tuned");
+  r.block_size = 128;
+  s = ResolveRunRequest(r, backend_, limits_, &tuned);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.block_size, 128);
+  EXPECT_EQ(s->geometry.items_per_thread, 32);
+  EXPECT_EQ(s->block_size_source, "request+tuned");
+  r.device_index = 1;  // tuned on device 0 only
+  s = ResolveRunRequest(r, backend_, limits_, &tuned);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.items_per_thread, 16);
+  EXPECT_EQ(s->block_size_source, "request");
+}
+
 }  // namespace
 }  // namespace gpubench

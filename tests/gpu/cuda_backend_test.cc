@@ -112,6 +112,35 @@ TEST_P(EveryCudaVariant, NonDefaultBlockSizes) {
   }
 }
 
+TEST_P(EveryCudaVariant, EveryAllowedItemsPerThread) {
+  const KernelVariant& k = *GetParam();
+  if (!ItemsPerThreadTunable(k)) GTEST_SKIP() << k.name << " fixes its items per thread";
+  for (int items = 1; items <= k.default_policy.max_items_per_thread; ++items) {
+    if (!ItemsPerThreadAllowed(k, items)) continue;
+    // 1024 threads x the largest tiles take the bulk kernels past 48 KiB of dynamic shared
+    // memory (the opt-in path); sizes leave a partial last tile and a sub-packet tail.
+    for (int block : {64, 1024}) {
+      for (int64_t n : {int64_t{5}, int64_t{1000003}}) {
+        RunRequest r = Quick(std::string(k.name), n);
+        r.block_size = block;
+        r.items_per_thread = items;
+        absl::StatusOr<RunResult> result = Run(r);
+        if (!result.ok() && result.status().code() == absl::StatusCode::kInvalidArgument &&
+            DynamicSharedBytes(k, block, items) > 48 * 1024) {
+          continue;  // over the device's shared memory per block: refused before launch
+        }
+        ASSERT_TRUE(result.ok()) << k.name << " block=" << block << " items=" << items << ": "
+                                 << result.status();
+        EXPECT_TRUE(result->verification->passed)
+            << k.name << " n=" << n << " block=" << block << " items=" << items;
+        EXPECT_EQ(result->occupancy->active_blocks_per_multiprocessor,
+                  result->resources.active_blocks_per_multiprocessor)
+            << k.name << " block=" << block << " items=" << items;
+      }
+    }
+  }
+}
+
 std::vector<const KernelVariant*> Variants() {
   std::vector<const KernelVariant*> out;
   for (const KernelVariant& k : AllKernels()) out.push_back(&k);

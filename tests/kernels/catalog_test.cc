@@ -49,6 +49,35 @@ TEST(Catalog, SeedLaunchPoliciesReproduceTheSeedGrid) {
   EXPECT_EQ((*FindKernel("saxpy_balanced"))->default_policy.block_size, 1024);
 }
 
+TEST(Catalog, ItemsPerThreadRules) {
+  const KernelVariant& f32 = **FindKernel("add_f32_tuned");  // 4 floats per 16-byte packet
+  EXPECT_TRUE(ItemsPerThreadTunable(f32));
+  for (int items : {4, 8, 16, 32}) EXPECT_TRUE(ItemsPerThreadAllowed(f32, items)) << items;
+  for (int items : {0, 1, 2, 3, 6, 12, 64, -4}) EXPECT_FALSE(ItemsPerThreadAllowed(f32, items)) << items;
+  const KernelVariant& f16 = **FindKernel("add_f16_bulk");  // 8 halves per packet
+  for (int items : {8, 16, 32, 64, 128}) EXPECT_TRUE(ItemsPerThreadAllowed(f16, items)) << items;
+  for (int items : {4, 24, 256}) EXPECT_FALSE(ItemsPerThreadAllowed(f16, items)) << items;
+  const KernelVariant& seed = **FindKernel("add_f32x4");
+  EXPECT_FALSE(ItemsPerThreadTunable(seed));
+  EXPECT_FALSE(ItemsPerThreadAllowed(seed, 4));
+}
+
+TEST(Catalog, EveryTunableDefaultIsAllowedAndSharedMemoryFollowsTheTile) {
+  for (const KernelVariant& k : AllKernels()) {
+    if (ItemsPerThreadTunable(k)) {
+      EXPECT_TRUE(ItemsPerThreadAllowed(k, k.default_policy.items_per_thread)) << k.name;
+    }
+    if (k.default_policy.dynamic_shared_bytes_per_item > 0) {
+      // Bulk-copy kernels stage both operands: 2 x sizeof(dtype) per element of the tile.
+      EXPECT_EQ(k.default_policy.dynamic_shared_bytes_per_item, 2 * DTypeSize(k.dtype)) << k.name;
+      EXPECT_EQ(k.min_compute_capability, 90) << k.name << " uses cp.async.bulk (sm_90+)";
+    }
+  }
+  const KernelVariant& bulk = **FindKernel("add_f32_bulk");
+  EXPECT_EQ(DynamicSharedBytes(bulk, 256, 8), 256 * 8 * 8);
+  EXPECT_EQ(DynamicSharedBytes(**FindKernel("add_f32_tuned"), 256, 8), 0);
+}
+
 TEST(Catalog, UnknownKernelListsValidNames) {
   absl::StatusOr<const KernelVariant*> k = FindKernel("add_f64");
   ASSERT_FALSE(k.ok());

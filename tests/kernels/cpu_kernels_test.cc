@@ -11,10 +11,10 @@
 namespace gpubench {
 namespace {
 
-LaunchGeometry DefaultGeometry(const KernelVariant& k, int64_t n, int block = 0) {
+LaunchGeometry DefaultGeometry(const KernelVariant& k, int64_t n, int block = 0, int items = 0) {
   LaunchGeometry g;
   g.block_size = block > 0 ? block : k.default_policy.block_size;
-  g.items_per_thread = k.default_policy.items_per_thread;
+  g.items_per_thread = items > 0 ? items : k.default_policy.items_per_thread;
   const int64_t per_block = int64_t{g.block_size} * g.items_per_thread;
   g.grid_size = (n + per_block - 1) / per_block;
   return g;
@@ -66,6 +66,25 @@ TEST_P(EveryVariant, OtherBlockSizes) {
     const Outcome o = RunOnCpu(*backend, k, n, DefaultGeometry(k, n, block), 77 + block);
     EXPECT_TRUE(o.verification.passed) << k.name << " block=" << block;
   }
+}
+
+TEST_P(EveryVariant, EveryAllowedItemsPerThread) {
+  const KernelVariant& k = *GetParam();
+  if (!ItemsPerThreadTunable(k)) GTEST_SKIP() << k.name << " fixes its items per thread";
+  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  int allowed = 0;
+  for (int items = 1; items <= k.default_policy.max_items_per_thread; ++items) {
+    if (!ItemsPerThreadAllowed(k, items)) continue;
+    ++allowed;
+    for (int64_t n : {int64_t{5}, int64_t{100003}}) {
+      for (int block : {32, 256}) {
+        const Outcome o = RunOnCpu(*backend, k, n, DefaultGeometry(k, n, block, items), n + items);
+        EXPECT_TRUE(o.verification.passed)
+            << k.name << " n=" << n << " block=" << block << " items=" << items;
+      }
+    }
+  }
+  EXPECT_GE(allowed, 3) << k.name;  // at least 1, 2 and 4 packets
 }
 
 TEST_P(EveryVariant, TooSmallGridLeavesElementsUnwrittenAndFailsVerification) {
