@@ -1,7 +1,12 @@
 """torch.add timed with CUDA events under the same cold/hot discipline as gpubench.
 
-cold: L2 flushed (a buffer of twice the L2 size zeroed) before each sample, one add per sample.
-hot:  100 back-to-back adds between one pair of events, per-add time = batch time / 100.
+cold: L2 flushed before each sample exactly as gpubench does it (a buffer of the L2's size set to
+      a new byte value, cudaMemsetAsync-style), one add per sample.
+hot:  100 back-to-back adds captured in one CUDA graph and replayed between one pair of events,
+      per-add time = replay time / 100: the kernels' own time, as gpubench's hot mode (which
+      queues its batch behind a blocking kernel) measures it, without Python's launch cost.
+hot_eager: the same 100 adds launched from Python (eager mode): what a PyTorch user sees; at
+      small N this is launch-bound.
 Prints CSV: kernel,elements,mode,reps,median_seconds,bandwidth_bytes_per_second
 (bytes = 3 x N x element size, as gpubench counts).
 
@@ -15,17 +20,33 @@ import torch
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
-def time_add(a, b, c, cold, reps, flush):
+def time_add(a, b, c, mode, reps, flush):
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
-    batch = 1 if cold else 100
+    batch = 1 if mode == "cold" else 100
+    graph = None
+    if mode == "hot":
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            torch.add(a, b, out=c)  # warm-up on the capture stream, as CUDA graphs require
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(batch):
+                torch.add(a, b, out=c)
+        graph.replay()
+        torch.cuda.synchronize()
     samples = []
-    for _ in range(reps):
-        if cold:
-            flush.zero_()
+    for i in range(reps):
+        if mode == "cold":
+            flush.fill_((i + 1) & 0xFF)
         start.record()
-        for _ in range(batch):
-            torch.add(a, b, out=c)
+        if graph is not None:
+            graph.replay()
+        else:
+            for _ in range(batch):
+                torch.add(a, b, out=c)
         stop.record()
         stop.synchronize()
         samples.append(start.elapsed_time(stop) * 1e-3 / batch)
@@ -36,7 +57,7 @@ def main():
     sizes = [int(s) for s in sys.argv[1:]] or [1 << 20, 16 << 20, 256 << 20]
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 64 << 20)
-    flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+    flush = torch.empty(l2, dtype=torch.uint8, device="cuda")
     for name, dtype in DTYPES.items():
         for n in sizes:
             g = torch.Generator(device="cuda").manual_seed(n)
@@ -47,9 +68,9 @@ def main():
                 torch.add(a, b, out=c)
             ref = (a.double() + b.double()).to(dtype)
             assert torch.equal(c, ref) or dtype == torch.bfloat16, "torch.add result mismatch"
-            for mode in ("cold", "hot"):
+            for mode in ("cold", "hot", "hot_eager"):
                 reps = 200 if n <= (16 << 20) else 60
-                t = time_add(a, b, c, mode == "cold", reps, flush)
+                t = time_add(a, b, c, mode, reps, flush)
                 print(f"torch_add_{name},{n},{mode},{reps},{t:.9g},{3 * n * a.element_size() / t:.6g}",
                       flush=True)
             del a, b, c, ref

@@ -86,16 +86,16 @@ constexpr KernelVariant kKernels[] = {
     // mbarrier, as CUB's sm_90 DeviceTransform policy does; 16-byte stores. Default tile: 8 KiB
     // per operand (16 KiB shared per block, 8 blocks = 128 KiB in flight per SM; CUB asks for at
     // least 48 KiB on an H200). H200 figures: bench/results/2026-11-29-h200-bulk.md.
-    {"add_f32_bulk", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 8, true, false, 64, 8},
+    {"add_f32_bulk", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 8, true, false, 64, 8, true},
      0, "c = a + b, tiles fetched by the bulk-copy engine (cp.async.bulk) into shared memory",
      "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)", kExact, kExact,
      &cpu::AddF32Bulk, GPUBENCH_CUDA(LaunchAddF32Bulk), 90},
-    {"add_f16_bulk", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 16, true, false, 128, 4},
+    {"add_f16_bulk", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 16, true, false, 128, 4, true},
      0, "c = a + b in fp16, tiles fetched by the bulk-copy engine (cp.async.bulk)",
      "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)", kExact, kExact,
      &cpu::AddF16Bulk, GPUBENCH_CUDA(LaunchAddF16Bulk), 90},
     {"add_bf16_bulk", KernelFamily::kElementwiseAdd, DType::kBF16, 6,
-     {256, 16, true, false, 128, 4}, 0,
+     {256, 16, true, false, 128, 4, true}, 0,
      "c = a + b in bf16, tiles fetched by the bulk-copy engine (cp.async.bulk)",
      "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)", kBf16Ulp, kExact,
      &cpu::AddBF16Bulk, GPUBENCH_CUDA(LaunchAddBF16Bulk), 90},
@@ -151,12 +151,35 @@ bool ItemsPerThreadTunable(const KernelVariant& variant) {
 
 bool ItemsPerThreadAllowed(const KernelVariant& variant, int items) {
   const int width = 16 / DTypeSize(variant.dtype);
+  if (ItemsPerThreadTunable(variant) && variant.default_policy.items_any_count) {
+    return items >= 1 && items <= variant.default_policy.max_items_per_thread;
+  }
   if (!ItemsPerThreadTunable(variant) || items < width ||
       items > variant.default_policy.max_items_per_thread || items % width != 0) {
     return false;
   }
   const int packets = items / width;
   return (packets & (packets - 1)) == 0;
+}
+
+std::string ItemsPerThreadRule(const KernelVariant& variant) {
+  const LaunchPolicy& p = variant.default_policy;
+  if (!ItemsPerThreadTunable(variant)) {
+    return absl::StrCat("fixed at ", p.items_per_thread, " by the kernel's code");
+  }
+  if (p.items_any_count) return absl::StrCat("1 to ", p.max_items_per_thread);
+  return absl::StrCat(16 / DTypeSize(variant.dtype),
+                      " (one 16-byte packet) times a power of two, at most ",
+                      p.max_items_per_thread);
+}
+
+std::vector<int> ItemsPerThreadCandidates(const KernelVariant& variant) {
+  if (!ItemsPerThreadTunable(variant)) return {variant.default_policy.items_per_thread};
+  std::vector<int> out;
+  for (int items = 1; items <= variant.default_policy.max_items_per_thread; items *= 2) {
+    if (ItemsPerThreadAllowed(variant, items)) out.push_back(items);
+  }
+  return out;
 }
 
 int64_t DynamicSharedBytes(const KernelVariant& variant, int block_size, int items_per_thread) {

@@ -6,6 +6,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -32,6 +33,9 @@ struct LaunchPolicy {
   // dynamic_shared_bytes = block_size x items_per_thread x this (the bulk-copy kernels stage both
   // operands: 2 x sizeof(dtype)).
   int dynamic_shared_bytes_per_item = 0;
+  // true: any items_per_thread in [1, max_items_per_thread] (the kernel loops over its tile at run
+  // time); false: whole 16-byte packets, a power of two of them (unrolled into registers).
+  bool items_any_count = false;
 };
 
 struct KernelVariant {
@@ -59,6 +63,11 @@ struct KernelVariant {
 // and whether `items` is one of the values it accepts.
 bool ItemsPerThreadTunable(const KernelVariant& variant);
 bool ItemsPerThreadAllowed(const KernelVariant& variant, int items);
+// What a request may set, in words, for error messages ("4 (one 16-byte packet) times ...").
+std::string ItemsPerThreadRule(const KernelVariant& variant);
+// The values Autotune tries when a request names none: the allowed powers of two (the catalog's
+// value alone when items are fixed). Ascending.
+std::vector<int> ItemsPerThreadCandidates(const KernelVariant& variant);
 
 // Dynamic shared memory one block of `variant` needs at this geometry, in bytes.
 int64_t DynamicSharedBytes(const KernelVariant& variant, int block_size, int items_per_thread);

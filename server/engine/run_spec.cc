@@ -116,11 +116,9 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
             "kernel ", k.name, " fixes items_per_thread at ", k.default_policy.items_per_thread,
             " in its code; omit items_per_thread for it"));
       }
-      const int width = 16 / DTypeSize(k.dtype);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "items_per_thread = ", request.items_per_thread, " is not allowed for ", k.name,
-          ": use ", width, " (one 16-byte packet) times a power of two, at most ",
-          k.default_policy.max_items_per_thread));
+      return absl::InvalidArgumentError(absl::StrCat("items_per_thread = ",
+                                                     request.items_per_thread, " is not allowed for ",
+                                                     k.name, ": use ", ItemsPerThreadRule(k)));
     }
     items = request.items_per_thread;
     from_request = true;

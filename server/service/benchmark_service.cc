@@ -288,10 +288,8 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
     std::vector<int32_t> items(request->items_per_thread().begin(),
                                request->items_per_thread().end());
     if (items.empty()) {
-      for (int i = 1; i <= k.default_policy.max_items_per_thread; ++i) {
-        if (ItemsPerThreadAllowed(k, i)) items.push_back(i);
-      }
-      if (items.empty()) items.push_back(k.default_policy.items_per_thread);
+      const std::vector<int> candidates = ItemsPerThreadCandidates(k);
+      items.assign(candidates.begin(), candidates.end());
     }
     catalog_ = {k.default_policy.block_size, k.default_policy.items_per_thread};
     // Tiles whose shared memory the device cannot give one block are listed as skipped, not

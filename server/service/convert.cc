@@ -54,6 +54,7 @@ void ToProto(const KernelVariant& k, bool available, v1::KernelInfo* out) {
   out->mutable_default_policy()->set_max_items_per_thread(k.default_policy.max_items_per_thread);
   out->mutable_default_policy()->set_dynamic_shared_bytes_per_item(
       k.default_policy.dynamic_shared_bytes_per_item);
+  out->mutable_default_policy()->set_items_any_count(k.default_policy.items_any_count);
   out->set_min_compute_capability(k.min_compute_capability);
   out->set_static_shared_bytes(k.static_shared_bytes);
   out->set_description(std::string(k.description));

@@ -115,8 +115,10 @@ TEST_P(EveryCudaVariant, NonDefaultBlockSizes) {
 TEST_P(EveryCudaVariant, EveryAllowedItemsPerThread) {
   const KernelVariant& k = *GetParam();
   if (!ItemsPerThreadTunable(k)) GTEST_SKIP() << k.name << " fixes its items per thread";
-  for (int items = 1; items <= k.default_policy.max_items_per_thread; ++items) {
-    if (!ItemsPerThreadAllowed(k, items)) continue;
+  std::vector<int> values = ItemsPerThreadCandidates(k);
+  if (k.default_policy.items_any_count) values.insert(values.end(), {3, 5, 12});  // odd tiles
+  for (int items : values) {
+    ASSERT_TRUE(ItemsPerThreadAllowed(k, items)) << k.name << " items=" << items;
     // 1024 threads x the largest tiles take the bulk kernels past 48 KiB of dynamic shared
     // memory (the opt-in path); sizes leave a partial last tile and a sub-packet tail.
     for (int block : {64, 1024}) {

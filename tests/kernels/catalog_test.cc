@@ -54,9 +54,16 @@ TEST(Catalog, ItemsPerThreadRules) {
   EXPECT_TRUE(ItemsPerThreadTunable(f32));
   for (int items : {4, 8, 16, 32}) EXPECT_TRUE(ItemsPerThreadAllowed(f32, items)) << items;
   for (int items : {0, 1, 2, 3, 6, 12, 64, -4}) EXPECT_FALSE(ItemsPerThreadAllowed(f32, items)) << items;
-  const KernelVariant& f16 = **FindKernel("add_f16_bulk");  // 8 halves per packet
-  for (int items : {8, 16, 32, 64, 128}) EXPECT_TRUE(ItemsPerThreadAllowed(f16, items)) << items;
-  for (int items : {4, 24, 256}) EXPECT_FALSE(ItemsPerThreadAllowed(f16, items)) << items;
+  EXPECT_EQ(ItemsPerThreadCandidates(f32), (std::vector<int>{4, 8, 16, 32}));
+  const KernelVariant& f16 = **FindKernel("add_f16_tuned");  // 8 halves per packet
+  for (int items : {8, 16, 32, 64}) EXPECT_TRUE(ItemsPerThreadAllowed(f16, items)) << items;
+  for (int items : {4, 24, 128}) EXPECT_FALSE(ItemsPerThreadAllowed(f16, items)) << items;
+  // Bulk kernels loop over their tile at run time: any count, e.g. CUB's 3 items per thread.
+  const KernelVariant& bulk = **FindKernel("add_f16_bulk");
+  for (int items : {1, 3, 24, 128}) EXPECT_TRUE(ItemsPerThreadAllowed(bulk, items)) << items;
+  for (int items : {0, 129}) EXPECT_FALSE(ItemsPerThreadAllowed(bulk, items)) << items;
+  EXPECT_EQ(ItemsPerThreadCandidates(bulk), (std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(ItemsPerThreadRule(bulk), "1 to 128");
   const KernelVariant& seed = **FindKernel("add_f32x4");
   EXPECT_FALSE(ItemsPerThreadTunable(seed));
   EXPECT_FALSE(ItemsPerThreadAllowed(seed, 4));

@@ -72,9 +72,11 @@ TEST_P(EveryVariant, EveryAllowedItemsPerThread) {
   const KernelVariant& k = *GetParam();
   if (!ItemsPerThreadTunable(k)) GTEST_SKIP() << k.name << " fixes its items per thread";
   auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  std::vector<int> values = ItemsPerThreadCandidates(k);
+  if (k.default_policy.items_any_count) values.insert(values.end(), {3, 5, 12});
   int allowed = 0;
-  for (int items = 1; items <= k.default_policy.max_items_per_thread; ++items) {
-    if (!ItemsPerThreadAllowed(k, items)) continue;
+  for (int items : values) {
+    ASSERT_TRUE(ItemsPerThreadAllowed(k, items)) << k.name << " items=" << items;
     ++allowed;
     for (int64_t n : {int64_t{5}, int64_t{100003}}) {
       for (int block : {32, 256}) {

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Issue #7's proof in one device call; builds nothing. Starts the server from .bundle/, runs every
+# elementwise-add variant (seed, bf16 seed patterns, tuned, grid-stride, bulk copy, CUB) and
+# copy_d2d at 1Mi, 16Mi and 256Mi elements, cold and hot, then torch.add under the same cold/hot
+# discipline (bench/torch_add.py), and prints the side-by-side table with ratios and the goal
+# table (bench/report.py). Every step is time-boxed; $OUT/results.tar.gz is refreshed after each.
+#   bench/run_device_add.sh [SIZES]        (default 1Mi,16Mi,256Mi)
+# Expects .bundle/ from bench/make_bundle.sh (carried by the device tool); python3 with torch.
+set -uo pipefail
+sizes=${1:-1Mi,16Mi,256Mi}
+OUT=${OUT:-/tmp/gpubench-out}
+R=$OUT/add; mkdir -p "$R"
+export LD_LIBRARY_PATH=$PWD/.bundle/lib
+B=$PWD/.bundle/bin
+pack() { tar czf "$OUT/add.tar.gz" -C "$R" . ; }
+{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv; } > "$R/machine.txt" 2>&1
+cat "$R/machine.txt"
+"$B/gpubench_server" --backend=cuda --listen=127.0.0.1:0 --port_file=/tmp/add.port \
+    --max_elements=1073741824 > "$R/server.log" 2>&1 &
+server=$!
+for _ in $(seq 1 100); do [[ -s /tmp/add.port ]] && break; sleep 0.1; done
+T=127.0.0.1:$(cat /tmp/add.port)
+"$B/gpubench" devices --target="$T" > "$R/devices.txt"
+kernels=$("$B/gpubench" kernels --target="$T" --format=csv | awk -F, 'NR > 1 && ($2 == "elementwise_add" || $2 == "copy") {print $1}' | paste -sd,)
+echo "kernels: $kernels" | tee "$R/command.txt"
+: > "$R/server.csv"
+for mode in cold hot; do
+  echo "$B/gpubench sweep --kernels=<above> --sizes=$sizes --mode=$mode --min_time=0.1 --timeout=2 --format=csv" >> "$R/command.txt"
+  timeout 240 "$B/gpubench" sweep --target="$T" --kernels="$kernels" --sizes="$sizes" --mode=$mode \
+      --min_time=0.1 --timeout=2 --format=csv --progress=false >> "$R/server.csv" 2>> "$R/sweep.err"
+  echo "sweep $mode rc=$?"; pack
+done
+kill -TERM $server; wait $server
+n_sizes=$(python3 -c "import sys; m={'Ki':1<<10,'Mi':1<<20,'Gi':1<<30}; print(' '.join(str(int(s[:-2])*m[s[-2:]]) if s[-2:] in m else s for s in sys.argv[1].split(',')))" "$sizes")
+echo "python3 bench/torch_add.py $n_sizes" >> "$R/command.txt"
+timeout 150 python3 bench/torch_add.py $n_sizes > "$R/torch.csv" 2> "$R/torch.err"; echo "torch rc=$?"
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" >> "$R/machine.txt" 2>&1
+pack
+: > "$R/events.csv"  # independent CUDA-event timer for the default-launch tuned/bulk kernels
+for k in add_f32_tuned add_f32_bulk add_f16_tuned add_f16_bulk; do
+  for n in 16777216 268435456; do
+    for mode in cold hot; do timeout 20 "$B/event_timer" $k $n $mode 50 >> "$R/events.csv"; done
+  done
+done
+python3 bench/report.py "$R/server.csv" "$R/torch.csv" "$R/events.csv" > "$R/report.md"
+pack
+cat "$R/report.md"

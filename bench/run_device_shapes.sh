@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Tile-shape experiment (issue #7, f32 vs CUB): CUB's sm_90 DeviceTransform picks 256 threads x 3
+# items (768-float tiles, from its 48 KiB-in-flight rule); ours used power-of-two tiles. Sweeps
+# add_f32_bulk and add_f32_tuned over power-of-two and non-power-of-two tiles beside cub_add_f32,
+# hot, at 16Mi and 256Mi. Time-boxed; writes $OUT/shapes/shapes.csv.
+set -uo pipefail
+OUT=${OUT:-/tmp/gpubench-out}
+R=$OUT/shapes; mkdir -p "$R"
+export LD_LIBRARY_PATH=$PWD/.bundle/lib
+B=$PWD/.bundle/bin
+"$B/gpubench_server" --backend=cuda --listen=127.0.0.1:0 --port_file=/tmp/sh.port \
+    --max_elements=1073741824 > "$R/server.log" 2>&1 &
+server=$!
+for _ in $(seq 1 100); do [[ -s /tmp/sh.port ]] && break; sleep 0.1; done
+T=127.0.0.1:$(cat /tmp/sh.port)
+common=(--target="$T" --sizes=16Mi,256Mi --mode=hot --min_time=0.1 --timeout=2 --format=csv --progress=false --verify=false)
+{
+  timeout 60 "$B/gpubench" sweep "${common[@]}" --kernels=cub_add_f32
+  timeout 120 "$B/gpubench" sweep "${common[@]}" --kernels=add_f32_bulk --block_sizes=128,192,256,384,768 --items_per_thread=1,2,3,4,6
+  timeout 60 "$B/gpubench" sweep "${common[@]}" --kernels=add_f32_tuned --block_sizes=96,192,256,384,768 --items_per_thread=4
+  timeout 30 "$B/gpubench" sweep "${common[@]}" --kernels=cub_add_f32
+} > "$R/shapes.csv" 2> "$R/shapes.err"
+kill -TERM $server; wait $server
+python3 - "$R/shapes.csv" <<'PY' | tee "$R/shapes.txt"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["kernel"] != "kernel" and r["median_seconds"]]
+for r in sorted(rows, key=lambda r: (int(r["elements"]), float(r["median_seconds"]))):
+    tile = int(r["block_size"]) * int(r["items_per_thread"])
+    print(f'{r["kernel"]:14} {int(r["elements"]) >> 20:4}Mi block {r["block_size"]:>4} items {r["items_per_thread"]:>2} tile {tile:6} {float(r["median_seconds"])*1e6:9.2f} us {float(r["bandwidth_bytes_per_second"])/1e12:6.3f} TB/s')
+PY
