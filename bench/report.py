@@ -21,6 +21,13 @@ def read_simple(path):
     return out
 
 
+def launch(r):
+    """block x items, or "lib" where the library picks its own launch."""
+    if r.get("grid_size") in (None, "", "0"):
+        return "lib"
+    return f'{r["block_size"]}x{r.get("items_per_thread", "?")}'
+
+
 def human(n):
     for factor, suffix in ((1 << 30, "Gi"), (1 << 20, "Mi"), (1 << 10, "Ki")):
         if n % factor == 0:
@@ -39,9 +46,9 @@ def main():
                 continue
             rows.append(row)
     by_key = {(r["kernel"], int(r["elements"]), r["cache_mode"]): r for r in rows}
-    print("| variant | dtype | N | mode | median | GB/s | % of peak | vs torch.add | vs cub | "
+    print("| variant | launch | dtype | N | mode | median | GB/s | % of peak | vs torch.add | vs cub | "
           "independent events Δ | verified |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         kernel, dtype = r["kernel"], r["dtype"]
         n, mode = int(r["elements"]), r["cache_mode"]
@@ -58,7 +65,7 @@ def main():
             vs_cub = f"{float(cub['median_seconds']) / t:.3f}"
         ev = events.get((kernel, n, mode))
         delta = f"{100 * (t - ev) / ev:+.1f}%" if ev else "-"
-        print(f"| {kernel} | {dtype} | {human(n)} | {mode} | {t * 1e6:.2f} us | {bw:.0f} | {peak} | "
+        print(f"| {kernel} | {launch(r)} | {dtype} | {human(n)} | {mode} | {t * 1e6:.2f} us | {bw:.0f} | {peak} | "
               f"{vs_torch} | {vs_cub} | {delta} | {r['verified']} |")
     print()
     print_goal(rows, torch)
@@ -78,8 +85,8 @@ def print_goal(rows, torch):
     """Best gpubench add variant per dtype x N x mode against torch.add and CUB (issue #7)."""
     print("Goal table: best gpubench variant (not cub_*) vs torch.add and cub::DeviceTransform; "
           "ratio = their time / ours (>= 1.00 means ours is at least as fast)")
-    print("| dtype | N | mode | best variant | median | vs torch.add | vs CUB | % of 4.8 TB/s |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| dtype | N | mode | best variant | launch | median | vs torch.add | vs CUB | % of 4.8 TB/s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     keys = sorted({(r["dtype"], int(r["elements"]), r["cache_mode"]) for r in rows
                    if r["kernel"].startswith("add_")},
                   key=lambda k: ({"f32": 0, "f16": 1, "bf16": 2}[k[0]], k[1], k[2]))
@@ -99,7 +106,7 @@ def print_goal(rows, torch):
             n < (256 << 20) or pct >= 92)
         misses += not ok
         fmt = lambda x: f"{x:.3f}" if x is not None else "-"
-        print(f"| {dtype} | {human(n)} | {mode} | {best['kernel']} | {t * 1e6:.2f} us | "
+        print(f"| {dtype} | {human(n)} | {mode} | {best['kernel']} | {launch(best)} | {t * 1e6:.2f} us | "
               f"{fmt(vs_torch)} | {fmt(vs_cub)} | {pct:.1f}%{'' if ok else ' **miss**'} |")
     print(f"\n{misses} of {len(keys)} cases miss the goal (ratio >= 1.00 vs both; >= 92% at 256Mi)")
 

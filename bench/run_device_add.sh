@@ -4,10 +4,14 @@
 # copy_d2d at 1Mi, 16Mi and 256Mi elements, cold and hot, then torch.add under the same cold/hot
 # discipline (bench/torch_add.py), and prints the side-by-side table with ratios and the goal
 # table (bench/report.py). Every step is time-boxed; $OUT/results.tar.gz is refreshed after each.
-#   bench/run_device_add.sh [SIZES]        (default 1Mi,16Mi,256Mi)
+#   bench/run_device_add.sh [SIZES] [AUTOTUNE]     (default 1Mi,16Mi,256Mi; AUTOTUNE=autotune)
+# With AUTOTUNE = "autotune", the fp16/bf16 tuned and bulk variants are first autotuned at 64Mi hot
+# with --apply, so the sweep runs them at the configuration this GPU measured best (the results
+# say so: block_size_source "tuned").
 # Expects .bundle/ from bench/make_bundle.sh (carried by the device tool); python3 with torch.
 set -uo pipefail
 sizes=${1:-1Mi,16Mi,256Mi}
+autotune=${2:-}
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/add; mkdir -p "$R"
 export LD_LIBRARY_PATH=$PWD/.bundle/lib
@@ -21,19 +25,34 @@ server=$!
 for _ in $(seq 1 100); do [[ -s /tmp/add.port ]] && break; sleep 0.1; done
 T=127.0.0.1:$(cat /tmp/add.port)
 "$B/gpubench" devices --target="$T" > "$R/devices.txt"
+if [[ $autotune == autotune ]]; then
+  for k in add_f16_tuned add_bf16_tuned; do
+    echo "$B/gpubench autotune $k --size=64Mi --mode=hot --block_sizes=256,384,512,768,1024 --items_per_thread=8 --min_time=0.05 --timeout=1 --apply" >> "$R/command.txt"
+    timeout 40 "$B/gpubench" autotune $k --target="$T" --size=64Mi --mode=hot --block_sizes=256,384,512,768,1024 \
+        --items_per_thread=8 --min_time=0.05 --timeout=1 --apply > "$R/autotune_$k.txt" 2>&1
+    echo "autotune $k rc=$? $(grep best "$R/autotune_$k.txt")"
+  done
+  for k in add_f16_bulk add_bf16_bulk; do
+    echo "$B/gpubench autotune $k --size=64Mi --mode=hot --block_sizes=128,192,256,384 --items_per_thread=4,6,8,12 --min_time=0.05 --timeout=1 --apply" >> "$R/command.txt"
+    timeout 60 "$B/gpubench" autotune $k --target="$T" --size=64Mi --mode=hot --block_sizes=128,192,256,384 \
+        --items_per_thread=4,6,8,12 --min_time=0.05 --timeout=1 --apply > "$R/autotune_$k.txt" 2>&1
+    echo "autotune $k rc=$? $(grep best "$R/autotune_$k.txt")"
+  done
+  pack
+fi
 kernels=$("$B/gpubench" kernels --target="$T" --format=csv | awk -F, 'NR > 1 && ($2 == "elementwise_add" || $2 == "copy") {print $1}' | paste -sd,)
 echo "kernels: $kernels" | tee "$R/command.txt"
 : > "$R/server.csv"
 for mode in cold hot; do
-  echo "$B/gpubench sweep --kernels=<above> --sizes=$sizes --mode=$mode --min_time=0.1 --timeout=2 --format=csv" >> "$R/command.txt"
+  echo "$B/gpubench sweep --kernels=<above> --sizes=$sizes --mode=$mode --min_time=0.1 --timeout=1.5 --format=csv" >> "$R/command.txt"
   timeout 240 "$B/gpubench" sweep --target="$T" --kernels="$kernels" --sizes="$sizes" --mode=$mode \
-      --min_time=0.1 --timeout=2 --format=csv --progress=false >> "$R/server.csv" 2>> "$R/sweep.err"
+      --min_time=0.1 --timeout=1.5 --format=csv --progress=false >> "$R/server.csv" 2>> "$R/sweep.err"
   echo "sweep $mode rc=$?"; pack
 done
 kill -TERM $server; wait $server
 n_sizes=$(python3 -c "import sys; m={'Ki':1<<10,'Mi':1<<20,'Gi':1<<30}; print(' '.join(str(int(s[:-2])*m[s[-2:]]) if s[-2:] in m else s for s in sys.argv[1].split(',')))" "$sizes")
 echo "python3 bench/torch_add.py $n_sizes" >> "$R/command.txt"
-timeout 150 python3 bench/torch_add.py $n_sizes > "$R/torch.csv" 2> "$R/torch.err"; echo "torch rc=$?"
+timeout 170 python3 bench/torch_add.py $n_sizes > "$R/torch.csv" 2> "$R/torch.err"; echo "torch rc=$?"
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" >> "$R/machine.txt" 2>&1
 pack
 : > "$R/events.csv"  # independent CUDA-event timer for the default-launch tuned/bulk kernels

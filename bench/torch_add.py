@@ -1,12 +1,16 @@
-"""torch.add timed with CUDA events under the same cold/hot discipline as gpubench.
+"""torch.add timed with CUDA events under gpubench's own cold/hot discipline.
 
-cold: L2 flushed before each sample exactly as gpubench does it (a buffer of the L2's size set to
-      a new byte value, cudaMemsetAsync-style), one add per sample.
-hot:  100 back-to-back adds captured in one CUDA graph and replayed between one pair of events,
-      per-add time = replay time / 100: the kernels' own time, as gpubench's hot mode (which
-      queues its batch behind a blocking kernel) measures it, without Python's launch cost.
-hot_eager: the same 100 adds launched from Python (eager mode): what a PyTorch user sees; at
-      small N this is launch-bound.
+Like gpubench, the stream is first held by a spinning kernel (torch.cuda._sleep) while Python
+queues the flush, the start event, the adds and the stop event, so no Python launch latency lands
+inside the timed window.
+cold:      L2 flushed exactly as gpubench does it (a buffer of the L2's size set to a new byte
+           value), then one add between the events.
+hot:       100 back-to-back stream launches between the events, per-add time = window / 100
+           (gpubench's hot mode, and nvbench's batch mode, do the same).
+hot_graph: the 100 adds captured in one CUDA graph and replayed: the kernels with the smallest
+           launch gaps, for reference.
+hot_eager: the 100 adds launched from Python with nothing holding the stream: what a PyTorch
+           user sees; at small N this is launch-bound.
 Prints CSV: kernel,elements,mode,reps,median_seconds,bandwidth_bytes_per_second
 (bytes = 3 x N x element size, as gpubench counts).
 
@@ -18,6 +22,13 @@ import sys
 import torch
 
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+# torch.cuda._sleep counts SM clock cycles; set from the device's clock in main().
+HOLD_CYCLES_PER_SECOND = 2.0e9
+
+
+def hold_stream(seconds):
+    """Queues a spinning kernel that keeps the GPU busy while Python enqueues the timed work."""
+    torch.cuda._sleep(int(seconds * HOLD_CYCLES_PER_SECOND))
 
 
 def time_add(a, b, c, mode, reps, flush):
@@ -25,7 +36,7 @@ def time_add(a, b, c, mode, reps, flush):
     stop = torch.cuda.Event(enable_timing=True)
     batch = 1 if mode == "cold" else 100
     graph = None
-    if mode == "hot":
+    if mode == "hot_graph":
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
@@ -39,6 +50,9 @@ def time_add(a, b, c, mode, reps, flush):
         torch.cuda.synchronize()
     samples = []
     for i in range(reps):
+        if mode != "hot_eager":
+            # Long enough for Python to queue a flush, 100 launches and two events.
+            hold_stream(0.002 if batch == 1 else 0.004)
         if mode == "cold":
             flush.fill_((i + 1) & 0xFF)
         start.record()
@@ -55,7 +69,11 @@ def time_add(a, b, c, mode, reps, flush):
 
 def main():
     sizes = [int(s) for s in sys.argv[1:]] or [1 << 20, 16 << 20, 256 << 20]
+    global HOLD_CYCLES_PER_SECOND
     props = torch.cuda.get_device_properties(0)
+    clock_khz = getattr(props, "clock_rate", 0)
+    if clock_khz:
+        HOLD_CYCLES_PER_SECOND = clock_khz * 1e3
     l2 = getattr(props, "L2_cache_size", 64 << 20)
     flush = torch.empty(l2, dtype=torch.uint8, device="cuda")
     for name, dtype in DTYPES.items():
@@ -68,7 +86,7 @@ def main():
                 torch.add(a, b, out=c)
             ref = (a.double() + b.double()).to(dtype)
             assert torch.equal(c, ref) or dtype == torch.bfloat16, "torch.add result mismatch"
-            for mode in ("cold", "hot", "hot_eager"):
+            for mode in ("cold", "hot", "hot_graph", "hot_eager"):
                 reps = 200 if n <= (16 << 20) else 60
                 t = time_add(a, b, c, mode, reps, flush)
                 print(f"torch_add_{name},{n},{mode},{reps},{t:.9g},{3 * n * a.element_size() / t:.6g}",

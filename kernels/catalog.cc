@@ -57,23 +57,24 @@ constexpr KernelVariant kKernels[] = {
     {"add_bf16x8_pack", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {32, 8, true}, 0,
      "c = a + b in bf16, eight values per thread packed in one 128-bit load/store", kSeedAdd,
      kBf16Ulp, kExact, &cpu::AddBF16x8, GPUBENCH_CUDA(LaunchAddBF16x8Pack)},
-    // Tuned: 256 threads, one pass, two independent 16-byte read-only loads per operand per
-    // thread (items = 2 vectors of 16 bytes; 1, 2, 4 or 8 vectors by request or Autotune).
-    // H200, 2026-11-29: the first try (4 streaming loads, grid-stride over a resident grid, kept
-    // below as add_f32_gridstride) needed 48 registers, 62.5% occupancy, and reached only
-    // 4.07-4.11 TB/s hot at 256Mi against CUB's 4.41; this one reaches 4.36 (f32) and 4.34
-    // (f16/bf16) TB/s (bench/results/2026-11-29-h200-tuned.md).
-    {"add_f32_tuned", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 8, true, false, 32}, 0,
-     "c = a + b, two independent 16-byte loads per operand per thread, one pass",
+    // Tuned: one pass, 16-byte read-only loads (1, 2, 4 or 8 per operand per thread by request
+    // or Autotune), default 768 threads x one 16-byte packet (12 KiB tiles per operand).
+    // H200, 2026-11-29 (bench/results/2026-11-29-h200-add.md): the first try (4 streaming loads,
+    // grid-stride over a resident grid, kept below as add_f32_gridstride) reached only
+    // 4.07-4.11 TB/s hot at 256Mi against CUB's 4.41; 256 threads x 2 packets reached 4.39; the
+    // tile-shape sweep (bench/run_device_shapes.sh) found 768 x 1 packet best for f32: 4.43 TB/s
+    // at 256Mi and 48.8 us at 16Mi hot (CUB 4.42, 49.0-49.3 us). f16/bf16 use the same bytes.
+    {"add_f32_tuned", KernelFamily::kElementwiseAdd, DType::kF32, 12, {768, 4, true, false, 32}, 0,
+     "c = a + b, 16-byte read-only loads (items / 4 per operand per thread), one pass",
      "gpubench tuned (Hopper habits: wide loads, ILP)", kExact, kExact, &cpu::AddF32Tuned,
      GPUBENCH_CUDA(LaunchAddF32Tuned)},
-    {"add_f16_tuned", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 16, true, false, 64}, 0,
-     "c = a + b in fp16, two independent 16-byte loads per operand per thread, one pass",
+    {"add_f16_tuned", KernelFamily::kElementwiseAdd, DType::kF16, 6, {768, 8, true, false, 64}, 0,
+     "c = a + b in fp16, 16-byte read-only loads (items / 8 per operand per thread), one pass",
      "gpubench tuned (Hopper habits: wide loads, ILP)", kExact, kExact, &cpu::AddF16Tuned,
      GPUBENCH_CUDA(LaunchAddF16Tuned)},
-    {"add_bf16_tuned", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {256, 16, true, false, 64},
+    {"add_bf16_tuned", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {768, 8, true, false, 64},
      0,
-     "c = a + b in bf16, two independent 16-byte loads per operand per thread, one pass",
+     "c = a + b in bf16, 16-byte read-only loads (items / 8 per operand per thread), one pass",
      "gpubench tuned (Hopper habits: wide loads, ILP)", kBf16Ulp, kExact, &cpu::AddBF16Tuned,
      GPUBENCH_CUDA(LaunchAddBF16Tuned)},
     {"add_f32_gridstride", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 16, true, true}, 0,
@@ -81,21 +82,23 @@ constexpr KernelVariant kKernels[] = {
      "resident grid (occupancy API)",
      "gpubench experiment (persistent grid + streaming hints)", kExact, kExact,
      &cpu::AddF32GridStride, GPUBENCH_CUDA(LaunchAddF32GridStride)},
-    // Bulk copy (sm_90+): one block per tile of 256 x items elements; one thread has the copy
+    // Bulk copy (sm_90+): one block per tile of block x items elements; one thread has the copy
     // engine (cp.async.bulk) fetch both input tiles into shared memory, completing on an
-    // mbarrier, as CUB's sm_90 DeviceTransform policy does; 16-byte stores. Default tile: 8 KiB
-    // per operand (16 KiB shared per block, 8 blocks = 128 KiB in flight per SM; CUB asks for at
-    // least 48 KiB on an H200). H200 figures: bench/results/2026-11-29-h200-bulk.md.
-    {"add_f32_bulk", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 8, true, false, 64, 8, true},
+    // mbarrier, as CUB's sm_90 DeviceTransform policy does; 16-byte stores. Default tile: 3 KiB
+    // per operand (256 threads x 3 floats, the tile CUB's 48-KiB-in-flight rule picks for f32 on
+    // an H200). H200, 2026-11-29: 256 x 3 reached 4.44 TB/s at 256Mi hot (CUB 4.42); power-of-two
+    // tiles of 2-16 KiB 4.29-4.40; 1 item per thread 2.9 (bench/results/2026-11-29-h200-add.md).
+    // f16/bf16 use the same bytes (256 x 6).
+    {"add_f32_bulk", KernelFamily::kElementwiseAdd, DType::kF32, 12, {256, 3, true, false, 64, 8, true},
      0, "c = a + b, tiles fetched by the bulk-copy engine (cp.async.bulk) into shared memory",
      "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)", kExact, kExact,
      &cpu::AddF32Bulk, GPUBENCH_CUDA(LaunchAddF32Bulk), 90},
-    {"add_f16_bulk", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 16, true, false, 128, 4, true},
+    {"add_f16_bulk", KernelFamily::kElementwiseAdd, DType::kF16, 6, {256, 6, true, false, 128, 4, true},
      0, "c = a + b in fp16, tiles fetched by the bulk-copy engine (cp.async.bulk)",
      "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)", kExact, kExact,
      &cpu::AddF16Bulk, GPUBENCH_CUDA(LaunchAddF16Bulk), 90},
     {"add_bf16_bulk", KernelFamily::kElementwiseAdd, DType::kBF16, 6,
-     {256, 16, true, false, 128, 4, true}, 0,
+     {256, 6, true, false, 128, 4, true}, 0,
      "c = a + b in bf16, tiles fetched by the bulk-copy engine (cp.async.bulk)",
      "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)", kBf16Ulp, kExact,
      &cpu::AddBF16Bulk, GPUBENCH_CUDA(LaunchAddBF16Bulk), 90},

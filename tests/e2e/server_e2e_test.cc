@@ -275,7 +275,7 @@ TEST_F(E2ETest, AutotuneCrossesBlockSizesAndItemsPerThreadThroughTheCli) {
   ASSERT_EQ(tune.exit_code, 0) << tune.out;
   v1::AutotuneResponse resp;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(tune.out, &resp).ok()) << tune.out;
-  // 2 x 2 configurations plus the catalog default (256 x 8), each run once.
+  // 2 x 2 configurations plus the catalog default (256 x 3), each run once.
   ASSERT_EQ(resp.rows_size(), 5);
   std::set<std::pair<int, int>> seen;
   const v1::AutotuneRow* best = nullptr;
@@ -283,7 +283,7 @@ TEST_F(E2ETest, AutotuneCrossesBlockSizesAndItemsPerThreadThroughTheCli) {
     seen.emplace(row.block_size(), row.items_per_thread());
     if (best == nullptr || row.median_seconds() < best->median_seconds()) best = &row;
   }
-  EXPECT_EQ(seen, (std::set<std::pair<int, int>>{{64, 4}, {64, 16}, {256, 4}, {256, 16}, {256, 8}}));
+  EXPECT_EQ(seen, (std::set<std::pair<int, int>>{{64, 4}, {64, 16}, {256, 4}, {256, 16}, {256, 3}}));
   EXPECT_EQ(resp.best_block_size(), best->block_size());
   EXPECT_EQ(resp.best_items_per_thread(), best->items_per_thread());
   EXPECT_TRUE(resp.applied());
@@ -304,7 +304,7 @@ TEST_F(E2ETest, AutotuneCrossesBlockSizesAndItemsPerThreadThroughTheCli) {
   CliResult sweep = RunCli(
       "sweep --kernels=add_f16_tuned --sizes=3001 --items_per_thread=8,16,32 --format=csv " + t);
   EXPECT_EQ(sweep.exit_code, 0) << sweep.out;
-  EXPECT_NE(sweep.out.find("add_f16_tuned,f16,3001,256,32,"), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("add_f16_tuned,f16,3001,768,32,"), std::string::npos) << sweep.out;
   CliResult bad = RunCli("run add_f32_tuned --size=1000 --items_per_thread=12 " + t, true);
   EXPECT_EQ(bad.exit_code, 1);  // INVALID_ARGUMENT from the server
   EXPECT_NE(bad.out.find("times a power of two, at most 32"), std::string::npos) << bad.out;

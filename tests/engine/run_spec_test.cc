@@ -146,8 +146,8 @@ TEST_F(ResolveTest, ItemsPerThreadFromRequestWithSharedMemoryAndGrid) {
   r.items_per_thread = 0;
   s = Resolve(r);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->geometry.items_per_thread, 8);  // the catalog's
-  EXPECT_EQ(s->geometry.dynamic_shared_bytes, 256 * 8 * 8);
+  EXPECT_EQ(s->geometry.items_per_thread, 3);  // the catalog's (CUB's f32 tile on an H200)
+  EXPECT_EQ(s->geometry.dynamic_shared_bytes, 256 * 3 * 8);
   EXPECT_EQ(s->block_size_source, "catalog");
 }
 
@@ -215,7 +215,7 @@ TEST_F(ResolveTest, TunedDefaultsSupplyWhatTheRequestLeavesOut) {
   r.device_index = 1;  // tuned on device 0 only
   s = ResolveRunRequest(r, backend_, limits_, &tuned);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->geometry.items_per_thread, 16);
+  EXPECT_EQ(s->geometry.items_per_thread, 8);  // the catalog's
   EXPECT_EQ(s->block_size_source, "request");
 }
 
