@@ -64,15 +64,18 @@ constexpr KernelVariant kKernels[] = {
     // 4.07-4.11 TB/s hot at 256Mi against CUB's 4.41; 256 threads x 2 packets reached 4.39; the
     // tile-shape sweep (bench/run_device_shapes.sh) found 768 x 1 packet best for f32: 4.43 TB/s
     // at 256Mi and 48.8 us at 16Mi hot (CUB 4.42, 49.0-49.3 us). f16/bf16 use the same bytes.
-    {"add_f32_tuned", KernelFamily::kElementwiseAdd, DType::kF32, 12, {768, 4, true, false, 32}, 0,
+    // Grids under 8 waves (1Mi: 1.3 waves of 768-thread blocks) use 256 threads instead:
+    // 1Mi hot 3.15 us (f32) and 2.66 us (f16) against 3.35 and 2.89 us at 768
+    // (bench/run_device_small.sh).
+    {"add_f32_tuned", KernelFamily::kElementwiseAdd, DType::kF32, 12, {768, 4, true, false, 32, 0, false, 256}, 0,
      "c = a + b, 16-byte read-only loads (items / 4 per operand per thread), one pass",
      "gpubench tuned (Hopper habits: wide loads, ILP)", kExact, kExact, &cpu::AddF32Tuned,
      GPUBENCH_CUDA(LaunchAddF32Tuned)},
-    {"add_f16_tuned", KernelFamily::kElementwiseAdd, DType::kF16, 6, {768, 8, true, false, 64}, 0,
+    {"add_f16_tuned", KernelFamily::kElementwiseAdd, DType::kF16, 6, {768, 8, true, false, 64, 0, false, 256}, 0,
      "c = a + b in fp16, 16-byte read-only loads (items / 8 per operand per thread), one pass",
      "gpubench tuned (Hopper habits: wide loads, ILP)", kExact, kExact, &cpu::AddF16Tuned,
      GPUBENCH_CUDA(LaunchAddF16Tuned)},
-    {"add_bf16_tuned", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {768, 8, true, false, 64},
+    {"add_bf16_tuned", KernelFamily::kElementwiseAdd, DType::kBF16, 6, {768, 8, true, false, 64, 0, false, 256},
      0,
      "c = a + b in bf16, 16-byte read-only loads (items / 8 per operand per thread), one pass",
      "gpubench tuned (Hopper habits: wide loads, ILP)", kBf16Ulp, kExact, &cpu::AddBF16Tuned,

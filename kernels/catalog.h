@@ -36,7 +36,15 @@ struct LaunchPolicy {
   // true: any items_per_thread in [1, max_items_per_thread] (the kernel loops over its tile at run
   // time); false: whole 16-byte packets, a power of two of them (unrolled into registers).
   bool items_any_count = false;
+  // > 0: the block size used instead of block_size when the request names none and block_size
+  // would give the launch fewer than kSmallGridWaves waves (resident blocks by the thread limit)
+  // on the device: a large block's partial last wave costs more than it gains at small N.
+  int small_grid_block_size = 0;
 };
+
+// See LaunchPolicy::small_grid_block_size. H200, 2026-11-29: 768-thread tuned blocks at 1Mi
+// elements ran 1.3 waves and lost 6-9% hot to 256-thread blocks; at 16Mi (20 waves) they won.
+inline constexpr int kSmallGridWaves = 8;
 
 struct KernelVariant {
   absl::string_view name;

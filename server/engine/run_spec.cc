@@ -130,6 +130,16 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                            : from_request             ? "request"
                            : from_tuned               ? "tuned"
                                                       : "catalog";
+  if (!from_request && !from_tuned && k.default_policy.small_grid_block_size > 0 &&
+      device.multiprocessor_count > 0 && device.max_threads_per_multiprocessor >= block) {
+    const int64_t resident_blocks =
+        int64_t{device.multiprocessor_count} * (device.max_threads_per_multiprocessor / block);
+    const int64_t grid = (spec.elements + int64_t{block} * items - 1) / (int64_t{block} * items);
+    if (grid < kSmallGridWaves * resident_blocks) {
+      block = k.default_policy.small_grid_block_size;
+      spec.block_size_source = "catalog (small grid)";
+    }
+  }
   if (k.min_compute_capability > 0 && device.compute_capability_major > 0 &&
       device.compute_capability_major * 10 + device.compute_capability_minor <
           k.min_compute_capability) {

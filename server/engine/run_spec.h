@@ -71,7 +71,8 @@ struct RunSpec {
   int device_index = 0;
   LaunchGeometry geometry;
   // Where block_size and items_per_thread came from: "request", "tuned" (Autotune --apply),
-  // "catalog", or "request+tuned" when a request named one and the tuned default gave the other.
+  // "catalog", "catalog (small grid)" (LaunchPolicy::small_grid_block_size), or "request+tuned"
+  // when a request named one and the tuned default gave the other.
   std::string block_size_source = "catalog";
   CacheMode cache_mode = CacheMode::kCold;
   MeasurementOptions measurement;

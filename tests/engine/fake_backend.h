@@ -27,6 +27,8 @@ struct FakeScript {
   int64_t free_memory_bytes = int64_t{1} << 30;
   int devices = 1;
   int compute_capability = 0;                   // major x 10 + minor; 0 = not a CUDA device
+  int multiprocessor_count = 0;                 // 0 = unknown
+  int max_threads_per_multiprocessor = 0;
   int64_t shared_memory_per_block_optin_bytes = 0;  // 0 = unknown
 };
 
@@ -77,6 +79,8 @@ class FakeBackend final : public Backend {
     d.sm_clock_hz = script_.default_clock_hz;
     d.peak_bandwidth_bytes_per_second = 1e12;
     d.free_memory_bytes = script_.free_memory_bytes;
+    d.multiprocessor_count = script_.multiprocessor_count;
+    d.max_threads_per_multiprocessor = script_.max_threads_per_multiprocessor;
     d.compute_capability_major = script_.compute_capability / 10;
     d.compute_capability_minor = script_.compute_capability % 10;
     d.shared_memory_per_block_optin_bytes = script_.shared_memory_per_block_optin_bytes;

@@ -219,5 +219,35 @@ TEST_F(ResolveTest, TunedDefaultsSupplyWhatTheRequestLeavesOut) {
   EXPECT_EQ(s->block_size_source, "request");
 }
 
+TEST_F(ResolveTest, SmallGridsUseTheSmallerCatalogBlock) {
+  // An H200's shape: 132 SMs x 2048 threads; 768-thread blocks -> 2 resident per SM, 264 a wave.
+  backend_.script().multiprocessor_count = 132;
+  backend_.script().max_threads_per_multiprocessor = 2048;
+  RunRequest r = Valid();
+  r.kernel = "add_f32_tuned";  // 768 threads x 4 floats
+  r.elements = 1 << 20;        // 342 blocks: 1.3 waves < 8
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.block_size, 256);
+  EXPECT_EQ(s->geometry.grid_size, (1 << 20) / 1024);
+  EXPECT_EQ(s->block_size_source, "catalog (small grid)");
+  r.elements = 16 << 20;  // 5462 blocks: 20.7 waves
+  s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.block_size, 768);
+  EXPECT_EQ(s->block_size_source, "catalog");
+  r.elements = 1 << 20;  // a requested block is never replaced
+  r.block_size = 768;
+  s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.block_size, 768);
+  EXPECT_EQ(s->block_size_source, "request");
+  r.block_size = 0;
+  r.kernel = "add_f32x4";  // no small-grid block in its policy
+  s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.block_size, 64);
+}
+
 }  // namespace
 }  // namespace gpubench
