@@ -59,6 +59,9 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
 ABSL_FLAG(std::string, metrics_port_file, "", "If set, write the bound metrics port here.");
 ABSL_FLAG(int, metrics_max_series, 512,
           "Most label sets of the per-result gauges (LRU; evictions are counted).");
+ABSL_FLAG(std::string, tuned_defaults_file, "",
+          "JSON file that keeps Autotune's applied configurations across restarts (keyed by GPU "
+          "UUID; read at start, rewritten after every apply). Empty: in memory only.");
 ABSL_FLAG(std::string, schedule_plan, "",
           "JSON file with a RunSweepRequest (the RunSweep body) to run every "
           "--schedule_interval_seconds through the device queues.");
@@ -175,6 +178,17 @@ int Main() {
                  metrics_port);
   }
 
+  // Before the scheduler: its runs use the tuned defaults too.
+  std::unique_ptr<TunedDefaultsStore> tuned_store;
+  if (const std::string f = absl::GetFlag(FLAGS_tuned_defaults_file); !f.empty()) {
+    absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> opened = TunedDefaultsStore::Open(f, &engine);
+    if (!opened.ok()) {
+      spdlog::critical("{}", opened.status().ToString());
+      return 2;
+    }
+    tuned_store = *std::move(opened);
+    spdlog::info("tuned defaults: {} applied from {}", tuned_store->applied_at_start(), f);
+  }
   std::unique_ptr<Scheduler> scheduler;
   if (const std::string plan_file = absl::GetFlag(FLAGS_schedule_plan); !plan_file.empty()) {
     std::ifstream in(plan_file);
@@ -198,6 +212,7 @@ int Main() {
 
   ServiceOptions service_options;
   service_options.max_sweep_items = absl::GetFlag(FLAGS_max_sweep_items);
+  service_options.tuned_store = tuned_store.get();
   std::optional<TokenAuthenticator> auth;
   if (const std::string token_file = absl::GetFlag(FLAGS_token_file); !token_file.empty()) {
     absl::StatusOr<TokenAuthenticator> loaded = TokenAuthenticator::FromFile(token_file);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "spdlog/spdlog.h"
 #include "server/service/convert.h"
 #include "server/service/status_adapter.h"
 
@@ -269,9 +270,9 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
  public:
   AutotuneReactor(Engine* engine, grpc::CallbackServerContext* context,
                   const v1::AutotuneRequest* request, v1::AutotuneResponse* response,
-                  int max_items)
+                  int max_items, TunedDefaultsStore* store)
       : engine_(engine), deadline_(DeadlineOf(context)), response_(response),
-        apply_(request->apply()) {
+        apply_(request->apply()), store_(store) {
     absl::StatusOr<const KernelVariant*> kernel = FindKernel(request->kernel());
     if (!kernel.ok()) {
       Finish(ToGrpcStatus(kernel.status()));
@@ -394,10 +395,21 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
       response_->set_speedup_over_catalog_default(catalog->median_seconds() / best->median_seconds());
     }
     if (apply_) {
-      const bool items_tunable = ItemsPerThreadTunable(*items_[0].kernel);
-      engine_->tuned_defaults().Set(
-          items_[0].device_index, items_[0].kernel->name,
-          TunedLaunch{best->block_size(), items_tunable ? best->items_per_thread() : 0});
+      const KernelVariant& k = *items_[0].kernel;
+      const TunedLaunch launch{best->block_size(),
+                               ItemsPerThreadTunable(k) ? best->items_per_thread() : 0};
+      if (store_ != nullptr) {
+        const absl::Status saved = store_->Apply(items_[0].device_index, k, launch,
+                                                 items_[0].elements,
+                                                 best->bandwidth_bytes_per_second());
+        if (!saved.ok()) {
+          spdlog::warn("autotune {}: applied in memory, not persisted: {}", std::string(k.name),
+                       saved.ToString());
+        }
+        response_->set_persisted(saved.ok());
+      } else {
+        engine_->tuned_defaults().Set(items_[0].device_index, k.name, launch);
+      }
       response_->set_applied(true);
     }
     Finish(grpc::Status::OK);
@@ -407,6 +419,7 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
   const absl::Time deadline_;
   v1::AutotuneResponse* response_;
   const bool apply_;
+  TunedDefaultsStore* const store_;
   std::pair<int32_t, int32_t> catalog_;  // (block size, items per thread) of the catalog
   std::vector<RunSpec> items_;
   size_t next_ = 0;  // touched by the constructor, then by one on_done at a time
@@ -495,7 +508,8 @@ grpc::ServerUnaryReactor* BenchmarkService::Autotune(grpc::CallbackServerContext
                                                      const v1::AutotuneRequest* request,
                                                      v1::AutotuneResponse* response) {
   if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
-  return new AutotuneReactor(engine_, context, request, response, options_.max_sweep_items);
+  return new AutotuneReactor(engine_, context, request, response, options_.max_sweep_items,
+                             options_.tuned_store);
 }
 
 }  // namespace gpubench

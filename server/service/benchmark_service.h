@@ -6,12 +6,14 @@
 #include "gpubench/v1/benchmark.grpc.pb.h"
 #include "server/engine/engine.h"
 #include "server/service/auth.h"
+#include "server/service/tuned_store.h"
 
 namespace gpubench {
 
 struct ServiceOptions {
   int max_sweep_items = 1000;  // kernels x sizes x block sizes in one RunSweep
   const TokenAuthenticator* auth = nullptr;  // null: no authentication
+  TunedDefaultsStore* tuned_store = nullptr;  // null: Autotune's apply lives in memory only
 };
 
 // Thread-safe. `engine` must outlive the service.

@@ -402,6 +402,46 @@ TEST_F(E2ETest, CliCommandsAndExitCodes) {
   EXPECT_EQ(RunCli("kernels --target=127.0.0.1:1 --rpc_timeout_seconds=2").exit_code, 3);
 }
 
+TEST(E2ETunedDefaultsFile, AutotuneApplySurvivesARestartAndABadFileStopsStartup) {
+  const std::string dir = std::filesystem::temp_directory_path() /
+                          ("gpubench_tuned_e2e_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/tuned.json";
+  const std::string flag = "--tuned_defaults_file=" + file;
+  int best_block = 0, best_items = 0;
+  {
+    ServerProcess server({"--cpu_devices=2", flag});
+    CliResult tune = RunCli("autotune add_f16_tuned --size=50000 --device=1 --block_sizes=64,128 "
+                            "--items_per_thread=8,16 --min_samples=3 --apply --format=json "
+                            "--target=" + server.target());
+    ASSERT_EQ(tune.exit_code, 0) << tune.out << server.Log();
+    v1::AutotuneResponse resp;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(tune.out, &resp).ok()) << tune.out;
+    EXPECT_TRUE(resp.applied());
+    EXPECT_TRUE(resp.persisted());
+    best_block = resp.best_block_size();
+    best_items = resp.best_items_per_thread();
+    EXPECT_EQ(server.SignalAndWait(SIGTERM, std::chrono::seconds(20)), 0) << server.Log();
+  }
+  {
+    ServerProcess server({"--cpu_devices=2", flag});  // a restart reads the file back
+    EXPECT_NE(server.Log().find("tuned defaults: 1 applied"), std::string::npos) << server.Log();
+    CliResult run = RunCli("run add_f16_tuned --size=3000 --device=1 --format=json --target=" +
+                           server.target());
+    ASSERT_EQ(run.exit_code, 0) << run.out;
+    v1::RunResult r;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &r).ok()) << run.out;
+    EXPECT_EQ(r.request().block_size(), best_block);
+    EXPECT_EQ(r.request().items_per_thread(), best_items);
+    EXPECT_EQ(r.request().block_size_source(), "tuned");
+  }
+  std::ofstream(file) << R"({"defaults": [{"gpu_uuid": "cpu-0", "kernel": "add_f64"}]})";
+  ServerProcess bad({"--cpu_devices=2", flag}, /*wait_for_port=*/false);
+  EXPECT_EQ(bad.SignalAndWait(0, std::chrono::seconds(20)), 2) << bad.Log();
+  EXPECT_NE(bad.Log().find("unknown kernel 'add_f64'"), std::string::npos) << bad.Log();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(E2EShutdown, SigtermDuringSweepEndsStreamAndExitsCleanly) {
   ServerProcess server({"--shutdown_grace_seconds=1"});
   auto stub = Benchmark::NewStub(server.Channel());

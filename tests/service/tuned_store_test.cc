@@ -1,0 +1,130 @@
+// --tuned_defaults_file: what Autotune applies survives a restart, keyed by GPU UUID; a bad file
+// fails at start-up with the entry named.
+#include "server/service/tuned_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kernels/cpu_backend.h"
+
+namespace gpubench {
+namespace {
+
+using ::testing::HasSubstr;
+
+class TunedStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gpubench_tuned_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "tuned.json").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  static std::unique_ptr<Engine> NewEngine() {  // a "restart": fresh engine, nothing tuned
+    return std::make_unique<Engine>(MakeCpuBackend({.devices = 2, .threads_per_device = 1}),
+                                    ServerLimits());
+  }
+  void Write(const std::string& text) { std::ofstream(path_) << text; }
+  std::string Read() {
+    std::stringstream s;
+    s << std::ifstream(path_).rdbuf();
+    return s.str();
+  }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(TunedStoreTest, MissingFileIsEmptyAndApplyWritesIt) {
+  auto engine = NewEngine();
+  auto store = TunedDefaultsStore::Open(path_, engine.get());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->applied_at_start(), 0);
+  const KernelVariant& k = **FindKernel("add_f32_bulk");
+  ASSERT_TRUE((*store)->Apply(1, k, TunedLaunch{128, 3}, 1 << 26, 4.4e12).ok());
+  EXPECT_EQ(engine->tuned_defaults().Get(1, "add_f32_bulk")->block_size, 128);
+  const std::string json = Read();
+  EXPECT_THAT(json, HasSubstr("\"gpu_uuid\": \"cpu-1\""));
+  EXPECT_THAT(json, HasSubstr("\"items_per_thread\": 3"));
+  EXPECT_FALSE(std::filesystem::exists(path_ + ".tmp"));
+}
+
+TEST_F(TunedStoreTest, RestartAppliesByUuidAndReplacesOnReapply) {
+  {
+    auto engine = NewEngine();
+    auto store = TunedDefaultsStore::Open(path_, engine.get());
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Apply(1, **FindKernel("add_f16_tuned"), {512, 16}, 1000, 1e9).ok());
+    ASSERT_TRUE((*store)->Apply(1, **FindKernel("add_f16_tuned"), {256, 8}, 1000, 2e9).ok());
+    ASSERT_TRUE((*store)->Apply(0, **FindKernel("add_f16x8_pack"), {64, 0}, 1000, 1e9).ok());
+  }
+  auto engine = NewEngine();
+  auto store = TunedDefaultsStore::Open(path_, engine.get());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->applied_at_start(), 2);  // the re-apply replaced the first entry
+  std::optional<TunedLaunch> t = engine->tuned_defaults().Get(1, "add_f16_tuned");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->block_size, 256);
+  EXPECT_EQ(t->items_per_thread, 8);
+  EXPECT_FALSE(engine->tuned_defaults().Get(0, "add_f16_tuned").has_value());
+  RunRequest r;
+  r.kernel = "add_f16x8_pack";
+  r.elements = 1000;
+  absl::StatusOr<RunSpec> spec = engine->Resolve(r);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->geometry.block_size, 64);
+  EXPECT_EQ(spec->block_size_source, "tuned");
+}
+
+TEST_F(TunedStoreTest, OtherGpusAreKeptButNotApplied) {
+  Write(R"({"defaults": [{"gpu_uuid": "GPU-elsewhere", "kernel": "add_f32_tuned",
+            "block_size": 256, "items_per_thread": 8}]})");
+  auto engine = NewEngine();
+  auto store = TunedDefaultsStore::Open(path_, engine.get());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->applied_at_start(), 0);
+  ASSERT_TRUE((*store)->Apply(0, **FindKernel("add_f32_tuned"), {768, 4}, 1, 1).ok());
+  EXPECT_THAT(Read(), HasSubstr("GPU-elsewhere"));
+}
+
+TEST_F(TunedStoreTest, BadFilesFailWithTheEntryNamed) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{not json", "--tuned_defaults_file"},
+      {R"({"defaults": [{"gpu_uuid": "cpu-0", "kernel": "add_f64", "block_size": 256}]})",
+       "unknown kernel 'add_f64'"},
+      {R"({"defaults": [{"gpu_uuid": "cpu-0", "kernel": "cub_add_f32", "block_size": 256}]})",
+       "picks its own launch configuration"},
+      {R"({"defaults": [{"gpu_uuid": "cpu-0", "kernel": "add_f32", "block_size": 100}]})",
+       "block_size 100"},
+      {R"({"defaults": [{"gpu_uuid": "cpu-0", "kernel": "add_f32_tuned", "block_size": 256,
+            "items_per_thread": 12}]})",
+       "entry 1 (add_f32_tuned on cpu-0): items_per_thread 12"},
+  };
+  for (const auto& [text, message] : cases) {
+    Write(text);
+    auto engine = NewEngine();
+    auto store = TunedDefaultsStore::Open(path_, engine.get());
+    ASSERT_FALSE(store.ok()) << text;
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(std::string(store.status().message()), HasSubstr(message)) << text;
+  }
+}
+
+TEST_F(TunedStoreTest, UnwritableFileKeepsTheValueInMemoryAndSaysSo) {
+  auto engine = NewEngine();
+  auto store = TunedDefaultsStore::Open((dir_ / "missing-dir" / "tuned.json").string(),
+                                        engine.get());
+  ASSERT_TRUE(store.ok());
+  absl::Status s = (*store)->Apply(0, **FindKernel("add_f32"), {128, 0}, 1, 1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(engine->tuned_defaults().Get(0, "add_f32")->block_size, 128);
+}
+
+}  // namespace
+}  // namespace gpubench
