@@ -85,16 +85,19 @@ std::string RenderKernels(const v1::ListKernelsResponse& response, Format format
   if (format == Format::kJson) return ToJson(response);
   const std::vector<std::string> header = {"name",      "family",    "dtype",
                                            "bytes/elem", "block",     "items",
-                                           "max_items", "min_sm",    "description",
+                                           "max_items", "min_cc",    "description",
                                            "provenance"};
   std::vector<std::vector<std::string>> rows;
   for (const v1::KernelInfo& k : response.kernels()) {
     const v1::LaunchPolicy& p = k.default_policy();
     rows.push_back({k.name(), k.family(), k.dtype(), absl::StrCat(k.bytes_per_element()),
                     p.block_size_tunable() ? absl::StrCat(p.block_size()) : "library",
-                    absl::StrCat(p.items_per_thread()),
+                    p.block_size_tunable() ? absl::StrCat(p.items_per_thread()) : "library",
                     p.max_items_per_thread() > 0 ? absl::StrCat(p.max_items_per_thread()) : "fixed",
-                    k.min_compute_capability() > 0 ? absl::StrCat(k.min_compute_capability()) : "any",
+                    k.min_compute_capability() > 0
+                        ? absl::StrCat(k.min_compute_capability() / 10, ".",
+                                       k.min_compute_capability() % 10)
+                        : "any",
                     k.description(), k.provenance()});
   }
   return format == Format::kCsv ? Csv(header, rows) : Table(header, rows);
