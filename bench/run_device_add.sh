@@ -14,16 +14,11 @@ sizes=${1:-1Mi,16Mi,256Mi}
 autotune=${2:-}
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/add; mkdir -p "$R"
-export LD_LIBRARY_PATH=$PWD/.bundle/lib
-B=$PWD/.bundle/bin
+source "$(dirname "$0")/device_lib.sh"
 pack() { tar czf "$OUT/add.tar.gz" -C "$R" . ; }
-{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv; } > "$R/machine.txt" 2>&1
+machine_info "$R/machine.txt"
 cat "$R/machine.txt"
-"$B/gpubench_server" --backend=cuda --listen=127.0.0.1:0 --port_file=/tmp/add.port \
-    --max_elements=1073741824 > "$R/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 100); do [[ -s /tmp/add.port ]] && break; sleep 0.1; done
-T=127.0.0.1:$(cat /tmp/add.port)
+start_server "$R/server.log"
 "$B/gpubench" devices --target="$T" > "$R/devices.txt"
 if [[ $autotune == autotune ]]; then
   for k in add_f16_tuned add_bf16_tuned; do
@@ -49,7 +44,7 @@ for mode in cold hot; do
       --min_time=0.1 --timeout=1.5 --format=csv --progress=false >> "$R/server.csv" 2>> "$R/sweep.err"
   echo "sweep $mode rc=$?"; pack
 done
-kill -TERM $server; wait $server
+stop_server
 n_sizes=$(python3 -c "import sys; m={'Ki':1<<10,'Mi':1<<20,'Gi':1<<30}; print(' '.join(str(int(s[:-2])*m[s[-2:]]) if s[-2:] in m else s for s in sys.argv[1].split(',')))" "$sizes")
 echo "python3 bench/torch_add.py $n_sizes" >> "$R/command.txt"
 timeout 170 python3 bench/torch_add.py $n_sizes > "$R/torch.csv" 2> "$R/torch.err"; echo "torch rc=$?"

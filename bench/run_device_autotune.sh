@@ -9,12 +9,9 @@ set -uo pipefail
 size=${1:-64Mi}
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/r; mkdir -p "$R"
-export LD_LIBRARY_PATH=$PWD/.bundle/lib
-cupti=$(find /usr/local -name 'libcupti.so.13*' 2>/dev/null | head -1)
-[[ -n $cupti ]] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$cupti")
-B=$PWD/.bundle/bin
+source "$(dirname "$0")/device_lib.sh"
 pack() { tar czf "$OUT/results.tar.gz" -C "$R" . ; }
-{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv; } > "$R/machine.txt" 2>&1
+machine_info "$R/machine.txt"
 cat "$R/machine.txt"
 timeout 200 "$B/gpu_test" > "$R/gpu_test.log" 2>&1; echo "gpu_test rc=$?"
 grep -E "^\[  (PASSED|FAILED) |FAILED  \]|tests ran" "$R/gpu_test.log" | tail -12
@@ -23,11 +20,7 @@ cuobjdump --dump-sass "$B/gpubench_server" 2>/dev/null |
        p && /LDG|STG|LDS|UBLKCP|SYNCS|UTMA/' > "$R/sass_tuned.txt"
 echo "SASS: 128-bit LDG/STG $(grep -c 'G\.E.*\.128' "$R/sass_tuned.txt"), bulk copies (UBLKCP) $(grep -c UBLKCP "$R/sass_tuned.txt")"
 pack
-"$B/gpubench_server" --backend=cuda --listen=127.0.0.1:0 --port_file=/tmp/at.port \
-    --max_elements=1073741824 > "$R/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 100); do [[ -s /tmp/at.port ]] && break; sleep 0.1; done
-T=127.0.0.1:$(cat /tmp/at.port)
+start_server "$R/server.log"
 for k in add_f32_bulk add_f16_bulk add_bf16_bulk add_f32_tuned add_f16_tuned add_bf16_tuned; do
   timeout 60 "$B/gpubench" autotune "$k" --target="$T" --size="$size" --mode=hot \
       --block_sizes=128,256,512,1024 --min_time=0.05 --timeout=1 > "$R/autotune_$k.txt" 2>&1
@@ -41,7 +34,7 @@ for mode in cold hot; do
       --min_time=0.1 --timeout=2 --format=csv --progress=false >> "$R/compare.csv" 2>> "$R/sweep.err"
   echo "sweep $mode rc=$?"; pack
 done
-kill -TERM $server; wait $server
+stop_server
 python3 - "$R/compare.csv" <<'PY' | tee "$R/compare.txt"
 import csv, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["kernel"] != "kernel" and r["median_seconds"]]

@@ -6,13 +6,8 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/shapes; mkdir -p "$R"
-export LD_LIBRARY_PATH=$PWD/.bundle/lib
-B=$PWD/.bundle/bin
-"$B/gpubench_server" --backend=cuda --listen=127.0.0.1:0 --port_file=/tmp/sh.port \
-    --max_elements=1073741824 > "$R/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 100); do [[ -s /tmp/sh.port ]] && break; sleep 0.1; done
-T=127.0.0.1:$(cat /tmp/sh.port)
+source "$(dirname "$0")/device_lib.sh"
+start_server "$R/server.log"
 common=(--target="$T" --sizes=16Mi,256Mi --mode=hot --min_time=0.1 --timeout=2 --format=csv --progress=false --verify=false)
 {
   timeout 60 "$B/gpubench" sweep "${common[@]}" --kernels=cub_add_f32
@@ -20,7 +15,7 @@ common=(--target="$T" --sizes=16Mi,256Mi --mode=hot --min_time=0.1 --timeout=2 -
   timeout 60 "$B/gpubench" sweep "${common[@]}" --kernels=add_f32_tuned --block_sizes=96,192,256,384,768 --items_per_thread=4
   timeout 30 "$B/gpubench" sweep "${common[@]}" --kernels=cub_add_f32
 } > "$R/shapes.csv" 2> "$R/shapes.err"
-kill -TERM $server; wait $server
+stop_server
 python3 - "$R/shapes.csv" <<'PY' | tee "$R/shapes.txt"
 import csv, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["kernel"] != "kernel" and r["median_seconds"]]

@@ -6,14 +6,9 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/small; mkdir -p "$R"
-export LD_LIBRARY_PATH=$PWD/.bundle/lib
-B=$PWD/.bundle/bin
-date -u +%FT%TZ > "$R/machine.txt"; nvidia-smi --query-gpu=name,driver_version --format=csv >> "$R/machine.txt"
-"$B/gpubench_server" --backend=cuda --listen=127.0.0.1:0 --port_file=/tmp/sm.port \
-    --max_elements=1073741824 > "$R/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 100); do [[ -s /tmp/sm.port ]] && break; sleep 0.1; done
-T=127.0.0.1:$(cat /tmp/sm.port)
+source "$(dirname "$0")/device_lib.sh"
+machine_info "$R/machine.txt"
+start_server "$R/server.log"
 : > "$R/server.csv"
 for mode in cold hot; do
   c=(--target="$T" --sizes=1Mi,16Mi --mode=$mode --min_time=0.1 --timeout=1.5 --format=csv --progress=false)
@@ -23,7 +18,7 @@ for mode in cold hot; do
   timeout 30 "$B/gpubench" sweep "${c[@]}" --kernels=cub_add_f32,cub_add_f16,cub_add_bf16 >> "$R/server.csv" 2>> "$R/sweep.err"
   echo "sweeps $mode done"
 done
-kill -TERM $server; wait $server
+stop_server
 timeout 60 python3 bench/torch_add.py 1048576 16777216 > "$R/torch.csv" 2> "$R/torch.err"; echo "torch rc=$?"
 python3 - "$R/server.csv" "$R/torch.csv" <<'PY' | tee "$R/small.txt"
 import csv, sys

@@ -1,0 +1,32 @@
+# Sourced by the device scripts (bench/run_device_{add,autotune,shapes,small}.sh): the bundle's
+# environment and a gpubench server on a free loopback port.
+#   BACKEND=cpu lets the scripts be smoke-tested on a machine without a GPU (bundle from a CPU build).
+#   BUNDLE=DIR takes the binaries from DIR/bin and DIR/lib instead of ./.bundle (the CI smoke test).
+BUNDLE=${BUNDLE:-$PWD/.bundle}
+export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+cupti=$(find /usr/local -name 'libcupti.so.13*' 2>/dev/null | head -1)
+[[ -n $cupti ]] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$cupti")
+B=$BUNDLE/bin
+BACKEND=${BACKEND:-cuda}
+
+# start_server LOG: starts the server, sets $server (pid) and $T (host:port).
+start_server() {
+  local port_file
+  port_file=$(mktemp)
+  : > "$port_file"
+  "$B/gpubench_server" --backend="$BACKEND" --listen=127.0.0.1:0 --port_file="$port_file" \
+      --metrics_listen= --max_elements=1073741824 > "$1" 2>&1 &
+  server=$!
+  for _ in $(seq 1 100); do [[ -s $port_file ]] && break; sleep 0.1; done
+  T=127.0.0.1:$(cat "$port_file")
+  rm -f "$port_file"
+}
+
+stop_server() { kill -TERM "$server"; wait "$server"; }
+
+# machine_info FILE: date, GPU, driver and clocks (nvidia-smi), for the results.
+machine_info() {
+  { date -u +%FT%TZ
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+  } > "$1" 2>&1
+}
