@@ -4,7 +4,9 @@
 # copy_d2d at 1Mi, 16Mi and 256Mi elements, cold and hot, then torch.add under the same cold/hot
 # discipline (bench/torch_add.py), and prints the side-by-side table with ratios and the goal
 # table (bench/report.py). Every step is time-boxed; $OUT/results.tar.gz is refreshed after each.
-#   bench/run_device_add.sh [SIZES] [AUTOTUNE]     (default 1Mi,16Mi,256Mi; AUTOTUNE=autotune)
+#   [PROFILE=1] bench/run_device_add.sh [SIZES] [AUTOTUNE]   (default 1Mi,16Mi,256Mi; AUTOTUNE=autotune)
+# PROFILE=1 adds a counter pass (achieved occupancy, DRAM throughput %) for the contenders at the
+# largest size, hot, into profile.csv.
 # With AUTOTUNE = "autotune", the fp16/bf16 tuned and bulk variants are first autotuned at 64Mi hot
 # with --apply, so the sweep runs them at the configuration this GPU measured best (the results
 # say so: block_size_source "tuned").
@@ -36,7 +38,7 @@ if [[ $autotune == autotune ]]; then
   pack
 fi
 kernels=$("$B/gpubench" kernels --target="$T" --format=csv | awk -F, 'NR > 1 && ($2 == "elementwise_add" || $2 == "copy") {print $1}' | paste -sd,)
-echo "kernels: $kernels" | tee "$R/command.txt"
+echo "kernels: $kernels" | tee -a "$R/command.txt"
 : > "$R/server.csv"
 for mode in cold hot; do
   echo "$B/gpubench sweep --kernels=<above> --sizes=$sizes --mode=$mode --min_time=0.1 --timeout=1.5 --format=csv" >> "$R/command.txt"
@@ -44,6 +46,20 @@ for mode in cold hot; do
       --min_time=0.1 --timeout=1.5 --format=csv --progress=false >> "$R/server.csv" 2>> "$R/sweep.err"
   echo "sweep $mode rc=$?"; pack
 done
+if [[ ${PROFILE:-0} == 1 ]]; then
+  # Hardware counters (CUPTI range profiler, in the server) for the contenders at the largest
+  # size, hot: achieved occupancy and DRAM throughput as % of peak — the "why" behind the ratios.
+  largest=${sizes##*,}
+  echo "kernel,elements,mode,median_seconds,achieved_occupancy,dram_throughput_percent,note" > "$R/profile.csv"
+  for k in add_f32_tuned add_f32_bulk cub_add_f32 add_f16_tuned add_f16_bulk cub_add_f16 copy_d2d; do
+    echo "$B/gpubench run $k --size=$largest --mode=hot --profile --format=json" >> "$R/command.txt"
+    timeout 60 "$B/gpubench" run $k --target="$T" --size="$largest" --mode=hot --profile \
+        --min_time=0.1 --timeout=1.5 --format=json 2>> "$R/sweep.err" |
+      python3 -c 'import json, sys; r = json.load(sys.stdin); o = r.get("occupancy", {}); print(",".join(str(x) for x in (r["request"]["kernel"], r["request"]["elements"], "hot", r["timing"]["medianSeconds"], o.get("achievedOccupancy", ""), o.get("dramThroughputPercent", ""), o.get("achievedUnavailableReason", "").replace(",", ";"))))' \
+      >> "$R/profile.csv" 2>> "$R/sweep.err"
+  done
+  pack
+fi
 stop_server
 n_sizes=$(python3 -c "import sys; m={'Ki':1<<10,'Mi':1<<20,'Gi':1<<30}; print(' '.join(str(int(s[:-2])*m[s[-2:]]) if s[-2:] in m else s for s in sys.argv[1].split(',')))" "$sizes")
 echo "python3 bench/torch_add.py $n_sizes" >> "$R/command.txt"
