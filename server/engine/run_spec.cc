@@ -23,6 +23,20 @@ absl::Status CheckRange(absl::string_view field, T value, T lo, T hi) {
 
 }  // namespace
 
+absl::Status CheckSharedMemoryFits(const KernelVariant& kernel, int block_size,
+                                   int items_per_thread, const DeviceInfo& device) {
+  const int64_t needed = DynamicSharedBytes(kernel, block_size, items_per_thread);
+  const int64_t limit =
+      std::max(device.shared_memory_per_block_optin_bytes, device.shared_memory_per_block_bytes);
+  if (needed > 0 && limit > 0 && needed + kernel.static_shared_bytes > limit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "block_size ", block_size, " x items_per_thread ", items_per_thread, " needs ", needed,
+        " bytes of shared memory per block for ", kernel.name, "; device ", device.index,
+        " allows at most ", limit));
+  }
+  return absl::OkStatus();
+}
+
 void TunedDefaults::Set(int device, absl::string_view kernel, TunedLaunch launch) {
   std::lock_guard<std::mutex> lock(mu_);
   launches_[{device, std::string(kernel)}] = launch;
@@ -130,12 +144,16 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                            : from_request             ? "request"
                            : from_tuned               ? "tuned"
                                                       : "catalog";
+  // Blocks of `b` threads x `items` elements that cover the request: ceil(n / (b x items)).
+  const auto grid_for = [&](int b) {
+    const int64_t per_block = int64_t{b} * items;
+    return (spec.elements + per_block - 1) / per_block;
+  };
   if (!from_request && !from_tuned && k.default_policy.small_grid_block_size > 0 &&
       device.multiprocessor_count > 0 && device.max_threads_per_multiprocessor >= block) {
     const int64_t resident_blocks =
         int64_t{device.multiprocessor_count} * (device.max_threads_per_multiprocessor / block);
-    const int64_t grid = (spec.elements + int64_t{block} * items - 1) / (int64_t{block} * items);
-    if (grid < kSmallGridWaves * resident_blocks) {
+    if (grid_for(block) < kSmallGridWaves * resident_blocks) {
       block = k.default_policy.small_grid_block_size;
       spec.block_size_source = "catalog (small grid)";
     }
@@ -148,21 +166,11 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
         k.min_compute_capability % 10, " or newer; device ", device_index, " (", device.name,
         ") is ", device.compute_capability_major, ".", device.compute_capability_minor));
   }
-  const int64_t dynamic_shared = DynamicSharedBytes(k, block, items);
-  const int64_t shared_limit = std::max(device.shared_memory_per_block_optin_bytes,
-                                        device.shared_memory_per_block_bytes);
-  if (dynamic_shared > 0 && shared_limit > 0 &&
-      dynamic_shared + k.static_shared_bytes > shared_limit) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "block_size ", block, " x items_per_thread ", items, " needs ", dynamic_shared,
-        " bytes of shared memory per block for ", k.name, "; device ", device_index,
-        " allows at most ", shared_limit));
-  }
+  RETURN_IF_ERROR(CheckSharedMemoryFits(k, block, items, device));
   spec.geometry.block_size = block;
   spec.geometry.items_per_thread = items;
-  spec.geometry.dynamic_shared_bytes = static_cast<int>(dynamic_shared);
-  const int64_t per_block = int64_t{block} * spec.geometry.items_per_thread;
-  spec.geometry.grid_size = (spec.elements + per_block - 1) / per_block;
+  spec.geometry.dynamic_shared_bytes = static_cast<int>(DynamicSharedBytes(k, block, items));
+  spec.geometry.grid_size = grid_for(block);
   if (k.default_policy.grid_stride && device.multiprocessor_count > 0 &&
       device.max_threads_per_multiprocessor > 0) {
     // Resident grid: every SM full of blocks once (the occupancy API where the backend has it,

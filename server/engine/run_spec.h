@@ -100,6 +100,12 @@ class TunedDefaults {
   std::map<std::pair<int, std::string>, TunedLaunch> launches_;
 };
 
+// OK when one block of `kernel` at `block_size` x `items_per_thread` gets the dynamic shared
+// memory it needs on `device` (the opt-in maximum where the device reports one); otherwise
+// INVALID_ARGUMENT saying how much it needs and how much the device allows. Thread-safe.
+absl::Status CheckSharedMemoryFits(const KernelVariant& kernel, int block_size,
+                                   int items_per_thread, const DeviceInfo& device);
+
 // Validates `request` against the catalog, the device and the limits, and resolves defaults.
 // NOT_FOUND for an unknown kernel, INVALID_ARGUMENT for bad fields, RESOURCE_EXHAUSTED when the
 // buffers cannot fit in the device's free memory (checked before anything is allocated).

@@ -295,20 +295,15 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
     catalog_ = {k.default_policy.block_size, k.default_policy.items_per_thread};
     // Tiles whose shared memory the device cannot give one block are listed as skipped, not
     // run: the default grid of block sizes x items crosses that limit for the bulk kernels.
-    int64_t shared_limit = 0;
-    if (absl::StatusOr<DeviceInfo> d = engine_->backend().Describe(request->device_index());
-        d.ok()) {
-      shared_limit = std::max(d->shared_memory_per_block_optin_bytes, d->shared_memory_per_block_bytes);
-    }
+    const absl::StatusOr<DeviceInfo> device = engine_->backend().Describe(request->device_index());
     std::vector<std::pair<int32_t, int32_t>> configs;
     for (int32_t block : blocks) {
       for (int32_t i : items) {
-        const int64_t shared = DynamicSharedBytes(k, block, i);
-        if (shared > 0 && shared_limit > 0 && shared + k.static_shared_bytes > shared_limit) {
-          response_->add_skipped(absl::StrCat("block_size ", block, " x items_per_thread ", i,
-                                              ": needs ", shared, " bytes of shared memory per "
-                                              "block; the device allows ", shared_limit));
-          continue;
+        if (device.ok()) {
+          if (absl::Status fits = CheckSharedMemoryFits(k, block, i, *device); !fits.ok()) {
+            response_->add_skipped(std::string(fits.message()));
+            continue;
+          }
         }
         configs.emplace_back(block, i);
       }
