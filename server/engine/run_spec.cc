@@ -23,6 +23,14 @@ absl::Status CheckRange(absl::string_view field, T value, T lo, T hi) {
 
 }  // namespace
 
+int DeviceIndexOfUuid(const Backend& backend, absl::string_view uuid) {
+  for (int d = 0; d < backend.device_count(); ++d) {
+    absl::StatusOr<DeviceInfo> info = backend.Describe(d);
+    if (info.ok() && info->uuid == uuid) return d;
+  }
+  return -1;
+}
+
 absl::Status CheckSharedMemoryFits(const KernelVariant& kernel, int block_size,
                                    int items_per_thread, const DeviceInfo& device) {
   const int64_t needed = DynamicSharedBytes(kernel, block_size, items_per_thread);
@@ -73,11 +81,7 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
 
   int device_index = request.device_index;
   if (!request.device_uuid.empty()) {
-    device_index = -1;
-    for (int d = 0; d < backend.device_count() && device_index < 0; ++d) {
-      absl::StatusOr<DeviceInfo> info = backend.Describe(d);
-      if (info.ok() && info->uuid == request.device_uuid) device_index = d;
-    }
+    device_index = DeviceIndexOfUuid(backend, request.device_uuid);
     if (device_index < 0) {
       return absl::NotFoundError(absl::StrCat("no device with uuid '", request.device_uuid,
                                               "' on this server (ListDevices shows them)"));

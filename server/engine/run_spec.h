@@ -100,6 +100,9 @@ class TunedDefaults {
   std::map<std::pair<int, std::string>, TunedLaunch> launches_;
 };
 
+// Index of the device of `backend` whose UUID is `uuid`, or -1 when none is. Thread-safe.
+int DeviceIndexOfUuid(const Backend& backend, absl::string_view uuid);
+
 // OK when one block of `kernel` at `block_size` x `items_per_thread` gets the dynamic shared
 // memory it needs on `device` (the opt-in maximum where the device reports one); otherwise
 // INVALID_ARGUMENT saying how much it needs and how much the device allows. Thread-safe.

@@ -33,15 +33,6 @@ absl::Status CheckEntry(const v1::TunedDefault& d) {
   return absl::OkStatus();
 }
 
-// Device index of `uuid` on this node, or -1.
-int DeviceOf(const Backend& backend, const std::string& uuid) {
-  for (int d = 0; d < backend.device_count(); ++d) {
-    absl::StatusOr<DeviceInfo> info = backend.Describe(d);
-    if (info.ok() && info->uuid == uuid) return d;
-  }
-  return -1;
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> TunedDefaultsStore::Open(
@@ -63,7 +54,7 @@ absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> TunedDefaultsStore::Open(
                                                      i + 1, " (", d.kernel(), " on ", d.gpu_uuid(),
                                                      "): ", s.message()));
     }
-    const int device = DeviceOf(engine->backend(), d.gpu_uuid());
+    const int device = DeviceIndexOfUuid(engine->backend(), d.gpu_uuid());
     if (device < 0) continue;  // another GPU: kept in the file, not applied here
     engine->tuned_defaults().Set(device, d.kernel(),
                                  TunedLaunch{d.block_size(), d.items_per_thread()});
