@@ -26,6 +26,7 @@
 #include <google/protobuf/util/json_util.h>
 #include "client/fleet.h"
 #include "client/output.h"
+#include "common/files.h"
 #include "common/sizes.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 
@@ -121,18 +122,11 @@ void SetDeadline(grpc::ClientContext* context) {
   if (!Token().empty()) context->AddMetadata("authorization", "Bearer " + Token());
 }
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  out->assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return true;
-}
-
 // The channel the flags ask for; null (after a message) on unreadable files.
 bool LoadToken() {
   if (const std::string f = absl::GetFlag(FLAGS_token_file); !f.empty()) {
     std::string text;
-    if (!ReadFile(f, &text)) {
+    if (!ReadFileToString(f, &text)) {
       std::cerr << "gpubench: cannot read --token_file " << f << "\n";
       return false;
     }
@@ -153,7 +147,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
   for (auto [flag, field] : {std::pair{absl::GetFlag(FLAGS_ca_cert), &ssl.pem_root_certs},
                              std::pair{absl::GetFlag(FLAGS_client_cert), &ssl.pem_cert_chain},
                              std::pair{absl::GetFlag(FLAGS_client_key), &ssl.pem_private_key}}) {
-    if (!flag.empty() && !ReadFile(flag, field)) {
+    if (!flag.empty() && !ReadFileToString(flag, field)) {
       std::cerr << "gpubench: cannot read " << flag << "\n";
       return nullptr;
     }
@@ -423,7 +417,7 @@ int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>&
 
 int Fleet() {
   std::string plan_text;
-  if (absl::GetFlag(FLAGS_plan).empty() || !ReadFile(absl::GetFlag(FLAGS_plan), &plan_text)) {
+  if (absl::GetFlag(FLAGS_plan).empty() || !ReadFileToString(absl::GetFlag(FLAGS_plan), &plan_text)) {
     std::cerr << "gpubench: fleet needs a readable --plan file\n";
     return kExitUsage;
   }
@@ -445,7 +439,7 @@ int Fleet() {
     return kExitUsage;
   }
   std::string baseline;
-  if (!absl::GetFlag(FLAGS_baseline).empty() && !ReadFile(absl::GetFlag(FLAGS_baseline), &baseline)) {
+  if (!absl::GetFlag(FLAGS_baseline).empty() && !ReadFileToString(absl::GetFlag(FLAGS_baseline), &baseline)) {
     std::cerr << "gpubench: cannot read --baseline " << absl::GetFlag(FLAGS_baseline) << "\n";
     return kExitUsage;
   }

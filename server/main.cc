@@ -24,6 +24,7 @@
 #include "kernels/cpu_backend.h"
 #include "server/engine/engine.h"
 #include "server/metrics/metrics.h"
+#include "common/files.h"
 #include "server/service/auth.h"
 #include "server/service/benchmark_service.h"
 #include "server/service/rpc_metrics.h"
@@ -191,12 +192,11 @@ int Main() {
   }
   std::unique_ptr<Scheduler> scheduler;
   if (const std::string plan_file = absl::GetFlag(FLAGS_schedule_plan); !plan_file.empty()) {
-    std::ifstream in(plan_file);
-    if (!in) {
+    std::string text;
+    if (!ReadFileToString(plan_file, &text)) {
       spdlog::critical("cannot read --schedule_plan {}", plan_file);
       return 2;
     }
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     absl::StatusOr<v1::RunSweepRequest> plan = ParsePlan(text);
     absl::StatusOr<std::unique_ptr<Scheduler>> created =
         plan.ok() ? Scheduler::Create(&engine, *plan,
@@ -229,10 +229,7 @@ int Main() {
   const std::string tls_key = absl::GetFlag(FLAGS_tls_key);
   if (!tls_cert.empty() || !tls_key.empty()) {
     auto read = [](const std::string& path, std::string* out) {
-      std::ifstream in(path);
-      if (!in) return false;
-      out->assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      return !out->empty();
+      return ReadFileToString(path, out) && !out->empty();
     };
     grpc::SslServerCredentialsOptions ssl;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;

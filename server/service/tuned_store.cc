@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/files.h"
 
 namespace gpubench {
 namespace {
@@ -39,11 +39,11 @@ absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> TunedDefaultsStore::Open(
     const std::string& path, Engine* engine) {
   std::unique_ptr<TunedDefaultsStore> store(new TunedDefaultsStore(path, engine));
   if (!std::filesystem::exists(path)) return store;  // nothing applied yet
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read --tuned_defaults_file ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  if (auto s = google::protobuf::util::JsonStringToMessage(text.str(), &store->file_); !s.ok()) {
+  std::string text;
+  if (!ReadFileToString(path, &text)) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read --tuned_defaults_file ", path));
+  }
+  if (auto s = google::protobuf::util::JsonStringToMessage(text, &store->file_); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--tuned_defaults_file ", path, ": ", s.ToString()));
   }
