@@ -26,8 +26,8 @@ struct LaunchPolicy {
   // true: grid = min(ceil(n / (block x items)), SMs x resident blocks per SM) and the kernel
   // loops grid-stride; false: grid = ceil(n / (block x items)), one pass.
   bool grid_stride = false;
-  // > 0: a request may choose items_per_thread, as 16 / sizeof(dtype) elements (one 16-byte
-  // packet) times a power of two, up to this many; 0: the kernel's code fixes it.
+  // > 0: a request may choose items_per_thread, up to this many, as items_any_count says;
+  // 0: the kernel's code fixes it.
   int max_items_per_thread = 0;
   // Dynamic shared memory the launch needs per element of a block's tile:
   // dynamic_shared_bytes = block_size x items_per_thread x this (the bulk-copy kernels stage both
