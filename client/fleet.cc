@@ -1,6 +1,8 @@
 #include "client/fleet.h"
 
 #include <arpa/inet.h>
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/time_util.h>
 #include <netdb.h>
 
 #include <algorithm>
@@ -9,21 +11,22 @@
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "client/output.h"
 #include "common/sizes.h"
+#include "common/statistics.h"
 
 namespace gpubench::client {
 namespace {
-
-using Json = nlohmann::json;
 
 absl::StatusOr<std::vector<std::string>> ResolveDns(const std::string& spec) {
   const size_t colon = spec.rfind(':');
@@ -65,55 +68,51 @@ std::chrono::system_clock::time_point ToSystem(std::chrono::steady_clock::time_p
              t - std::chrono::steady_clock::now());
 }
 
-Json RowJson(const FleetRow& r) {
-  return {{"target", r.target},       {"gpu_model", r.gpu_model},
-          {"gpu_uuid", r.gpu_uuid},   {"driver", r.driver},
-          {"device", r.device},       {"kernel", r.kernel},
-          {"dtype", r.dtype},         {"elements", r.elements},
-          {"cache_mode", r.cache_mode}, {"median_seconds", r.median_seconds},
-          {"bandwidth_bytes_per_second", r.bandwidth_bytes_per_second},
-          {"verified", r.verified}};
+const char* ModeName(v1::CacheMode mode) { return mode == v1::HOT ? "hot" : "cold"; }
+
+// What identifies a measurement: where it ran (node, GPU) and what it measured.
+using MeasurementKey = std::tuple<std::string, int64_t, int, int, int>;
+using RowKey = std::tuple<std::string, std::string, MeasurementKey>;
+
+MeasurementKey MeasurementOf(const v1::FleetRow& r) {
+  // COLD and CACHE_MODE_UNSPECIFIED mean the same.
+  return {r.kernel(), r.elements(), r.cache_mode() == v1::HOT ? v1::HOT : v1::COLD, r.block_size(),
+          r.items_per_thread()};
 }
 
-struct SummaryRow {
-  std::string gpu_model, kernel, cache_mode;
-  int64_t elements;
-  int targets;
-  double median_bw, min_bw, max_bw;
-  std::vector<std::string> outliers;
-};
+RowKey KeyOf(const v1::FleetRow& r) { return {r.node_name(), r.gpu_uuid(), MeasurementOf(r)}; }
 
-std::vector<SummaryRow> Summarize(const std::vector<FleetRow>& rows, double threshold) {
-  std::map<std::tuple<std::string, std::string, int64_t, std::string>, std::vector<const FleetRow*>>
-      groups;
-  for (const FleetRow& r : rows) groups[{r.gpu_model, r.kernel, r.elements, r.cache_mode}].push_back(&r);
-  std::vector<SummaryRow> out;
-  for (auto& [key, members] : groups) {
-    std::vector<double> bw;
-    for (const FleetRow* r : members) bw.push_back(r->bandwidth_bytes_per_second);
-    std::sort(bw.begin(), bw.end());
-    const size_t n = bw.size();
-    const double median = n % 2 ? bw[n / 2] : 0.5 * (bw[n / 2 - 1] + bw[n / 2]);
-    SummaryRow s{std::get<0>(key), std::get<1>(key), std::get<3>(key), std::get<2>(key),
-                 static_cast<int>(n), median, bw.front(), bw.back(), {}};
-    for (const FleetRow* r : members) {
-      if (r->bandwidth_bytes_per_second < median * (1 - threshold)) {
-        s.outliers.push_back(absl::StrFormat("%s (%.1f%% under)", r->target,
-                                             100 * (1 - r->bandwidth_bytes_per_second / median)));
-      }
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
+// "add_f32 64Ki cold block 256x4", the measurement in words.
+std::string MeasurementText(const std::string& kernel, int64_t elements, v1::CacheMode mode,
+                            int block_size, int items_per_thread) {
+  return absl::StrCat(kernel, " ", FormatElementCount(elements), " ", ModeName(mode), " block ",
+                      block_size, "x", items_per_thread);
 }
 
+// "node-a GPU-1234 (NVIDIA H200) at 10.0.0.5:50051"
+std::string GpuText(const std::string& node, const std::string& uuid, const std::string& model,
+                    const std::string& target) {
+  return absl::StrCat(node.empty() ? "(unnamed node)" : node, " ", uuid,
+                      model.empty() ? "" : absl::StrCat(" (", model, ")"),
+                      target.empty() ? "" : absl::StrCat(" at ", target));
+}
+
+void FillRegressionFrom(const v1::FleetRow& r, v1::FleetRegression* g) {
+  g->set_node_name(r.node_name());
+  g->set_gpu_uuid(r.gpu_uuid());
+  g->set_gpu_model(r.gpu_model());
+  g->set_target(r.target());
+  g->set_kernel(r.kernel());
+  g->set_elements(r.elements());
+  g->set_cache_mode(r.cache_mode());
+  g->set_block_size(r.block_size());
+  g->set_items_per_thread(r.items_per_thread());
+}
+
+google::protobuf::Timestamp Now() {
+  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(absl::GetCurrentTimeNanos());
+}
 }  // namespace
-
-std::vector<FleetRow> FleetReport::rows() const {
-  std::vector<FleetRow> out;
-  for (const TargetOutcome& t : targets) out.insert(out.end(), t.rows.begin(), t.rows.end());
-  return out;
-}
 
 absl::StatusOr<std::vector<std::string>> ResolveTargets(const std::vector<std::string>& targets,
                                                         const std::string& targets_file,
@@ -144,13 +143,14 @@ absl::StatusOr<std::vector<std::string>> ResolveTargets(const std::vector<std::s
   return out;
 }
 
-FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweepRequest& plan,
-                     const FleetOptions& options,
-                     const std::function<std::shared_ptr<grpc::Channel>(const std::string&)>&
-                         make_channel,
-                     const std::function<void(grpc::ClientContext*)>& decorate) {
-  FleetReport report;
-  report.targets.resize(targets.size());
+v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweepRequest& plan,
+                         const FleetOptions& options,
+                         const std::function<std::shared_ptr<grpc::Channel>(const std::string&)>&
+                             make_channel,
+                         const std::function<void(grpc::ClientContext*)>& decorate) {
+  v1::FleetReport report;
+  *report.mutable_started_at() = Now();
+  std::vector<v1::FleetTarget> outcomes(targets.size());
   std::atomic<size_t> next{0};
   std::atomic<int> finished{0};
   std::mutex print_mu;
@@ -161,17 +161,17 @@ FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweep
   };
   auto work = [&] {
     for (size_t i = next++; i < targets.size(); i = next++) {
-      TargetOutcome& out = report.targets[i];
-      out.target = targets[i];
+      v1::FleetTarget& out = outcomes[i];
+      out.set_target(targets[i]);
       const auto deadline = std::chrono::steady_clock::now() +
                             std::chrono::milliseconds(
                                 static_cast<int64_t>(1000 * options.target_timeout_seconds));
       double backoff = options.backoff_seconds;
       while (true) {
-        ++out.attempts;
-        out.rows.clear();
-        out.error.clear();
-        auto channel = make_channel(out.target);
+        out.set_attempts(out.attempts() + 1);
+        out.clear_rows();
+        out.clear_error();
+        auto channel = make_channel(out.target());
         auto stub = v1::Benchmark::NewStub(channel);
         grpc::Status status;
         v1::DeviceInfo device;
@@ -185,13 +185,14 @@ FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweep
           if (status.ok()) {
             for (const auto& d : devices.devices()) {
               if (d.index() == plan.device_index()) device = d;
+              if (out.node_name().empty()) out.set_node_name(d.node_name());
             }
           }
         }
         std::vector<std::string> item_errors;
         if (status.ok()) {
-          say(absl::StrCat(out.target, ": running on ", device.name(), " (attempt ",
-                           out.attempts, ")"));
+          say(absl::StrCat(out.target(), ": node ", out.node_name(), ", running on ",
+                           device.name(), " (attempt ", out.attempts(), ")"));
           grpc::ClientContext ctx;
           decorate(&ctx);
           ctx.set_deadline(ToSystem(deadline));
@@ -200,14 +201,22 @@ FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweep
           while (reader->Read(&event)) {
             if (event.has_result()) {
               const v1::RunResult& r = event.result();
-              out.rows.push_back({out.target, r.device().name(), r.device().uuid(),
-                                  r.device().driver_version(), r.request().kernel(),
-                                  r.request().dtype(),
-                                  r.request().cache_mode() == v1::HOT ? "hot" : "cold",
-                                  r.request().elements(), r.request().device_index(),
-                                  r.timing().median_seconds(),
-                                  r.throughput().bandwidth_bytes_per_second(),
-                                  r.verification().passed() || !r.verification().requested()});
+              v1::FleetRow* row = out.add_rows();
+              row->set_node_name(r.device().node_name());
+              row->set_gpu_uuid(r.device().uuid());
+              row->set_gpu_model(r.device().name());
+              row->set_device_index(r.request().device_index());
+              row->set_driver_version(r.device().driver_version());
+              row->set_target(out.target());
+              row->set_kernel(r.request().kernel());
+              row->set_dtype(r.request().dtype());
+              row->set_elements(r.request().elements());
+              row->set_cache_mode(r.request().cache_mode() == v1::HOT ? v1::HOT : v1::COLD);
+              row->set_block_size(r.request().block_size());
+              row->set_items_per_thread(r.request().items_per_thread());
+              row->set_median_seconds(r.timing().median_seconds());
+              row->set_bandwidth_bytes_per_second(r.throughput().bandwidth_bytes_per_second());
+              row->set_verified(r.verification().passed() || !r.verification().requested());
             } else if (event.has_error()) {
               item_errors.push_back(absl::StrCat(event.error().kernel(), " ",
                                                  event.error().elements(), ": ",
@@ -217,19 +226,19 @@ FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweep
           status = reader->Finish();
         }
         if (status.ok() && item_errors.empty()) {
-          out.ok = true;
+          out.set_ok(true);
           break;
         }
-        out.error = status.ok() ? absl::StrCat(item_errors.size(), " plan item(s) failed: ",
-                                               absl::StrJoin(item_errors, "; "))
-                                : absl::StrCat("code ", static_cast<int>(status.error_code()), ": ",
-                                               status.error_message());
+        out.set_error(status.ok() ? absl::StrCat(item_errors.size(), " plan item(s) failed: ",
+                                                 absl::StrJoin(item_errors, "; "))
+                                  : absl::StrCat("code ", static_cast<int>(status.error_code()),
+                                                 ": ", status.error_message()));
         const auto now = std::chrono::steady_clock::now();
         const bool time_left =
             now + std::chrono::milliseconds(static_cast<int64_t>(1000 * backoff)) < deadline;
-        if (!status.ok() && Retryable(status.error_code()) && out.attempts <= options.retries &&
+        if (!status.ok() && Retryable(status.error_code()) && out.attempts() <= options.retries &&
             time_left) {
-          say(absl::StrCat(out.target, ": ", out.error, "; retrying in ", backoff, " s"));
+          say(absl::StrCat(out.target(), ": ", out.error(), "; retrying in ", backoff, " s"));
           std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(1000 * backoff)));
           backoff *= 2;
           continue;
@@ -237,140 +246,243 @@ FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweep
         break;
       }
       ++finished;
-      say(absl::StrCat(out.target, out.ok ? ": ok, " : ": FAILED: ",
-                       out.ok ? absl::StrCat(out.rows.size(), " results") : out.error));
+      say(absl::StrCat(out.target(), out.ok() ? ": ok, " : ": FAILED: ",
+                       out.ok() ? absl::StrCat(out.rows_size(), " results") : out.error()));
     }
   };
   std::vector<std::thread> threads;
   const int n = std::max(1, std::min<int>(options.parallelism, static_cast<int>(targets.size())));
   for (int t = 0; t < n; ++t) threads.emplace_back(work);
   for (auto& t : threads) t.join();
+  for (v1::FleetTarget& t : outcomes) *report.add_targets() = std::move(t);
+  *report.mutable_finished_at() = Now();
+  report.set_outlier_threshold(options.outlier_threshold);
+  report.set_regression_threshold(options.regression_threshold);
+  Summarize(options.outlier_threshold, &report);
   return report;
 }
 
-std::string RenderFleet(const FleetReport& report, const FleetOptions& options,
-                        const std::string& format) {
-  const std::vector<FleetRow> rows = report.rows();
-  const std::vector<SummaryRow> summary = Summarize(rows, options.outlier_threshold);
-  if (format == "json") {
-    Json j;
-    j["targets"] = Json::array();
-    for (const TargetOutcome& t : report.targets) {
-      Json rows_json = Json::array();
-      for (const FleetRow& r : t.rows) rows_json.push_back(RowJson(r));
-      j["targets"].push_back({{"target", t.target}, {"ok", t.ok}, {"error", t.error},
-                              {"attempts", t.attempts}, {"rows", rows_json}});
+void Summarize(double threshold, v1::FleetReport* report) {
+  report->clear_summaries();
+  report->clear_outliers();
+  report->clear_failures();
+  report->set_targets_total(report->targets_size());
+  int completed = 0;
+  std::map<std::pair<std::string, MeasurementKey>, std::vector<const v1::FleetRow*>> groups;
+  for (const v1::FleetTarget& t : report->targets()) {
+    if (t.ok()) {
+      ++completed;
+    } else {
+      v1::FleetTarget* failure = report->add_failures();
+      *failure = t;
+      failure->clear_rows();
     }
-    j["summary"] = Json::array();
-    for (const SummaryRow& s : summary) {
-      j["summary"].push_back({{"gpu_model", s.gpu_model}, {"kernel", s.kernel},
-                              {"elements", s.elements}, {"cache_mode", s.cache_mode},
-                              {"targets", s.targets}, {"median_bandwidth", s.median_bw},
-                              {"min_bandwidth", s.min_bw}, {"max_bandwidth", s.max_bw},
-                              {"outliers", s.outliers}});
-    }
-    return j.dump(2) + "\n";
+    for (const v1::FleetRow& r : t.rows()) groups[{r.gpu_model(), MeasurementOf(r)}].push_back(&r);
   }
+  report->set_targets_completed(completed);
+  for (const auto& [key, members] : groups) {
+    std::vector<double> bandwidths;
+    for (const v1::FleetRow* r : members) bandwidths.push_back(r->bandwidth_bytes_per_second());
+    // The statistics of any sample set (here bandwidths, not seconds).
+    const SampleStatistics stats = ComputeStatistics(bandwidths);
+    const double median = stats.median_seconds;
+    const v1::FleetRow& first = *members.front();
+    v1::FleetModelSummary* s = report->add_summaries();
+    s->set_gpu_model(first.gpu_model());
+    s->set_kernel(first.kernel());
+    s->set_elements(first.elements());
+    s->set_cache_mode(first.cache_mode() == v1::HOT ? v1::HOT : v1::COLD);
+    s->set_block_size(first.block_size());
+    s->set_items_per_thread(first.items_per_thread());
+    s->set_gpus(static_cast<int>(members.size()));
+    s->set_median_bandwidth_bytes_per_second(median);
+    s->set_min_bandwidth_bytes_per_second(stats.min_seconds);
+    s->set_max_bandwidth_bytes_per_second(stats.max_seconds);
+    for (const v1::FleetRow* r : members) {
+      if (median <= 0 || r->bandwidth_bytes_per_second() >= median * (1 - threshold)) continue;
+      v1::FleetOutlier* o = report->add_outliers();
+      o->set_node_name(r->node_name());
+      o->set_gpu_uuid(r->gpu_uuid());
+      o->set_gpu_model(r->gpu_model());
+      o->set_target(r->target());
+      o->set_kernel(r->kernel());
+      o->set_elements(r->elements());
+      o->set_cache_mode(s->cache_mode());
+      o->set_block_size(r->block_size());
+      o->set_items_per_thread(r->items_per_thread());
+      o->set_bandwidth_bytes_per_second(r->bandwidth_bytes_per_second());
+      o->set_model_median_bandwidth_bytes_per_second(median);
+      o->set_fraction_under_median(1 - r->bandwidth_bytes_per_second() / median);
+      s->set_outliers(s->outliers() + 1);
+    }
+  }
+}
+
+absl::StatusOr<v1::FleetReport> ParseFleetReport(const std::string& json) {
+  v1::FleetReport report;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;  // reports of newer versions stay readable
+  if (auto s = google::protobuf::util::JsonStringToMessage(json, &report, options); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a gpubench fleet report (--format=json / --report_file): ", s.ToString()));
+  }
+  if (report.targets().empty()) {
+    return absl::InvalidArgumentError("the baseline report has no targets");
+  }
+  return report;
+}
+
+void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
+                         v1::FleetReport* report) {
+  report->clear_regressions();
+  report->set_regression_threshold(threshold);
+  std::map<RowKey, const v1::FleetRow*> now;
+  std::set<std::string> failed_nodes, failed_unnamed_targets;
+  for (const v1::FleetTarget& t : report->targets()) {
+    for (const v1::FleetRow& r : t.rows()) now.emplace(KeyOf(r), &r);
+    if (!t.ok()) (t.node_name().empty() ? failed_unnamed_targets : failed_nodes).insert(
+        t.node_name().empty() ? t.target() : t.node_name());
+  }
+  std::map<RowKey, const v1::FleetRow*> before;
+  for (const v1::FleetTarget& t : baseline.targets()) {
+    for (const v1::FleetRow& r : t.rows()) before.emplace(KeyOf(r), &r);
+  }
+  // Failures of nodes (or, when a node never answered, of addresses) that completed before.
+  for (const v1::FleetTarget& t : baseline.targets()) {
+    if (!t.ok()) continue;
+    const bool by_node = !t.node_name().empty() && failed_nodes.count(t.node_name());
+    const bool by_address = failed_unnamed_targets.count(t.target());
+    if (!by_node && !by_address) continue;
+    for (const v1::FleetTarget& f : report->targets()) {
+      if (f.ok() || (by_node ? f.node_name() != t.node_name() : f.target() != t.target())) continue;
+      v1::FleetRegression* g = report->add_regressions();
+      g->set_kind(v1::FleetRegression::FAILED);
+      g->set_node_name(t.node_name());
+      g->set_target(f.target());
+      g->set_description(absl::StrCat("FAILED ", t.node_name().empty() ? "" : t.node_name() + " ",
+                                      "at ", f.target(), ": completed in the baseline (at ",
+                                      t.target(), "), failed now: ", f.error()));
+    }
+  }
+  for (const auto& [key, r] : now) {
+    auto it = before.find(key);
+    if (it == before.end() || it->second->bandwidth_bytes_per_second() <= 0) continue;
+    const double old = it->second->bandwidth_bytes_per_second();
+    const double change = r->bandwidth_bytes_per_second() / old - 1;
+    if (change >= -threshold) continue;
+    v1::FleetRegression* g = report->add_regressions();
+    g->set_kind(v1::FleetRegression::SLOWER);
+    FillRegressionFrom(*r, g);
+    g->set_bandwidth_bytes_per_second(r->bandwidth_bytes_per_second());
+    g->set_baseline_bandwidth_bytes_per_second(old);
+    g->set_change(change);
+    g->set_description(absl::StrFormat(
+        "SLOWER %s: %s: %s now vs %s in the baseline (%.1f%%)",
+        GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), r->target()),
+        MeasurementText(r->kernel(), r->elements(), r->cache_mode(), r->block_size(),
+                        r->items_per_thread()),
+        FormatBytesPerSecond(r->bandwidth_bytes_per_second()), FormatBytesPerSecond(old),
+        100 * change));
+  }
+  for (const auto& [key, r] : before) {
+    if (now.count(key)) continue;
+    v1::FleetRegression* g = report->add_regressions();
+    g->set_kind(v1::FleetRegression::MISSING);
+    FillRegressionFrom(*r, g);
+    g->set_baseline_bandwidth_bytes_per_second(r->bandwidth_bytes_per_second());
+    g->set_description(absl::StrCat(
+        "MISSING ", GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), ""), ": ",
+        MeasurementText(r->kernel(), r->elements(), r->cache_mode(), r->block_size(),
+                        r->items_per_thread()),
+        " is in the baseline (at ", r->target(), ") but not in this run"));
+  }
+}
+
+std::string RenderFleet(const v1::FleetReport& report, const std::string& format) {
+  if (format == "json") return ToJson(report);
   std::string out;
   if (format == "csv") {
-    out = "target,gpu_model,gpu_uuid,driver,device,kernel,dtype,elements,cache_mode,"
-          "median_seconds,bandwidth_bytes_per_second,verified,error\n";
-    for (const FleetRow& r : rows) {
-      absl::StrAppend(&out, absl::StrFormat("%s,\"%s\",%s,\"%s\",%d,%s,%s,%d,%s,%.9g,%.6g,%s,\n",
-                                            r.target, r.gpu_model, r.gpu_uuid, r.driver, r.device,
-                                            r.kernel, r.dtype, r.elements, r.cache_mode,
-                                            r.median_seconds, r.bandwidth_bytes_per_second,
-                                            r.verified ? "pass" : "FAIL"));
-    }
-    for (const TargetOutcome& t : report.targets) {
-      if (!t.ok) {
-        std::string e = t.error;
-        std::replace(e.begin(), e.end(), '"', '\'');
-        absl::StrAppend(&out, t.target, ",,,,,,,,,,,,\"", e, "\"\n");
+    out = "node_name,gpu_uuid,gpu_model,target,driver,device,kernel,dtype,elements,cache_mode,"
+          "block_size,items_per_thread,median_seconds,bandwidth_bytes_per_second,verified,error\n";
+    for (const v1::FleetTarget& t : report.targets()) {
+      for (const v1::FleetRow& r : t.rows()) {
+        absl::StrAppend(&out, absl::StrFormat(
+                                  "%s,%s,\"%s\",%s,\"%s\",%d,%s,%s,%d,%s,%d,%d,%.9g,%.6g,%s,\n",
+                                  r.node_name(), r.gpu_uuid(), r.gpu_model(), r.target(),
+                                  r.driver_version(), r.device_index(), r.kernel(), r.dtype(),
+                                  r.elements(), ModeName(r.cache_mode()), r.block_size(),
+                                  r.items_per_thread(), r.median_seconds(),
+                                  r.bandwidth_bytes_per_second(), r.verified() ? "pass" : "FAIL"));
       }
+    }
+    for (const v1::FleetTarget& t : report.failures()) {
+      std::string e = t.error();
+      std::replace(e.begin(), e.end(), '"', '\'');
+      absl::StrAppend(&out, t.node_name(), ",,,", t.target(), ",,,,,,,,,,,,\"", e, "\"\n");
     }
     return out;
   }
-  absl::StrAppend(&out, absl::StrFormat("%-24s %-22s %-16s %-9s %-5s %12s %12s %s\n", "target",
-                                        "gpu", "kernel", "elements", "mode", "median", "bandwidth",
-                                        "verified"));
-  for (const FleetRow& r : rows) {
-    absl::StrAppend(&out, absl::StrFormat("%-24s %-22s %-16s %-9s %-5s %12s %12s %s\n", r.target,
-                                          r.gpu_model.substr(0, 22), r.kernel,
-                                          FormatElementCount(r.elements), r.cache_mode,
-                                          FormatSeconds(r.median_seconds),
-                                          FormatBytesPerSecond(r.bandwidth_bytes_per_second),
-                                          r.verified ? "pass" : "FAIL"));
+  absl::StrAppend(&out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %s\n",
+                                        "node", "gpu", "target", "kernel", "elements", "mode",
+                                        "launch", "median", "bandwidth", "verified"));
+  for (const v1::FleetTarget& t : report.targets()) {
+    for (const v1::FleetRow& r : t.rows()) {
+      absl::StrAppend(
+          &out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %s\n",
+                                r.node_name(), r.gpu_model().substr(0, 22), r.target(), r.kernel(),
+                                FormatElementCount(r.elements()), ModeName(r.cache_mode()),
+                                absl::StrCat(r.block_size(), "x", r.items_per_thread()),
+                                FormatSeconds(r.median_seconds()),
+                                FormatBytesPerSecond(r.bandwidth_bytes_per_second()),
+                                r.verified() ? "pass" : "FAIL"));
+    }
   }
   absl::StrAppend(&out, "\nfleet summary per GPU model (outliers: more than ",
-                  absl::StrFormat("%.0f", 100 * options.outlier_threshold),
+                  absl::StrFormat("%.0f", 100 * report.outlier_threshold()),
                   "% under the model's median)\n");
-  for (const SummaryRow& s : summary) {
-    absl::StrAppend(&out, absl::StrFormat(
-                              "  %-22s %-16s %-9s %-5s n=%d median %s min %s spread %.1f%%%s\n",
-                              s.gpu_model.substr(0, 22), s.kernel, FormatElementCount(s.elements),
-                              s.cache_mode, s.targets, FormatBytesPerSecond(s.median_bw),
-                              FormatBytesPerSecond(s.min_bw),
-                              s.median_bw > 0 ? 100 * (s.max_bw - s.min_bw) / s.median_bw : 0.0,
-                              s.outliers.empty() ? ""
-                                                 : absl::StrCat("  OUTLIERS: ",
-                                                                absl::StrJoin(s.outliers, ", "))));
+  for (const v1::FleetModelSummary& s : report.summaries()) {
+    const double median = s.median_bandwidth_bytes_per_second();
+    absl::StrAppend(
+        &out, absl::StrFormat("  %-22s %-16s %-9s %-5s %-8s n=%d median %s min %s spread %.1f%%%s\n",
+                              s.gpu_model().substr(0, 22), s.kernel(),
+                              FormatElementCount(s.elements()), ModeName(s.cache_mode()),
+                              absl::StrCat(s.block_size(), "x", s.items_per_thread()), s.gpus(),
+                              FormatBytesPerSecond(median),
+                              FormatBytesPerSecond(s.min_bandwidth_bytes_per_second()),
+                              median > 0 ? 100 *
+                                               (s.max_bandwidth_bytes_per_second() -
+                                                s.min_bandwidth_bytes_per_second()) /
+                                               median
+                                         : 0.0,
+                              s.outliers() ? absl::StrCat("  ", s.outliers(), " outlier(s)") : ""));
   }
-  int failed = 0;
-  for (const TargetOutcome& t : report.targets) failed += !t.ok;
-  absl::StrAppend(&out, "\n", report.targets.size() - failed, " of ", report.targets.size(),
+  for (const v1::FleetOutlier& o : report.outliers()) {
+    absl::StrAppend(&out, absl::StrFormat("OUTLIER %s: %s: %s, %.1f%% under the model's median %s\n",
+                                          GpuText(o.node_name(), o.gpu_uuid(), o.gpu_model(),
+                                                  o.target()),
+                                          MeasurementText(o.kernel(), o.elements(), o.cache_mode(),
+                                                          o.block_size(), o.items_per_thread()),
+                                          FormatBytesPerSecond(o.bandwidth_bytes_per_second()),
+                                          100 * o.fraction_under_median(),
+                                          FormatBytesPerSecond(
+                                              o.model_median_bandwidth_bytes_per_second())));
+  }
+  absl::StrAppend(&out, "\n", report.targets_completed(), " of ", report.targets_total(),
                   " targets completed\n");
-  for (const TargetOutcome& t : report.targets) {
-    if (!t.ok) {
-      absl::StrAppend(&out, "FAILED ", t.target, " after ", t.attempts, " attempt(s): ", t.error,
-                      "\n");
+  for (const v1::FleetTarget& t : report.failures()) {
+    absl::StrAppend(&out, "FAILED ", t.target(),
+                    t.node_name().empty() ? "" : absl::StrCat(" (node ", t.node_name(), ")"),
+                    " after ", t.attempts(), " attempt(s): ", t.error(), "\n");
+  }
+  if (!report.baseline().empty()) {
+    absl::StrAppend(&out, "\n", report.regressions_size(), " regression(s) against ",
+                    report.baseline(), " (more than ",
+                    absl::StrFormat("%.0f", 100 * report.regression_threshold()),
+                    "% slower, failed, or missing)\n");
+    for (const v1::FleetRegression& g : report.regressions()) {
+      absl::StrAppend(&out, "  ", g.description(), "\n");
     }
   }
   return out;
 }
-
-absl::StatusOr<std::vector<std::string>> FindRegressions(const FleetReport& report,
-                                                         const std::string& baseline_json,
-                                                         double threshold) {
-  Json base;
-  try {
-    base = Json::parse(baseline_json);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("baseline is not JSON: ", e.what()));
-  }
-  if (!base.contains("targets") || !base["targets"].is_array()) {
-    return absl::InvalidArgumentError("baseline has no 'targets' (use a --format=json report)");
-  }
-  std::map<std::tuple<std::string, int, std::string, int64_t, std::string>, double> old;
-  std::set<std::string> old_targets;
-  for (const Json& t : base["targets"]) {
-    if (t.value("ok", false)) old_targets.insert(t.value("target", ""));
-    for (const Json& r : t.value("rows", Json::array())) {
-      old[{r.value("target", ""), r.value("device", 0), r.value("kernel", ""),
-           r.value("elements", int64_t{0}), r.value("cache_mode", "")}] =
-          r.value("bandwidth_bytes_per_second", 0.0);
-    }
-  }
-  std::vector<std::string> regressions;
-  for (const TargetOutcome& t : report.targets) {
-    if (!t.ok && old_targets.count(t.target)) {
-      regressions.push_back(absl::StrCat(t.target, ": completed in the baseline, failed now: ",
-                                         t.error));
-    }
-    for (const FleetRow& r : t.rows) {
-      auto it = old.find({r.target, r.device, r.kernel, r.elements, r.cache_mode});
-      if (it == old.end() || it->second <= 0) continue;
-      const double change = r.bandwidth_bytes_per_second / it->second - 1;
-      if (change < -threshold) {
-        regressions.push_back(absl::StrFormat(
-            "%s device %d (%s %s): %s %s %s: %s now vs %s in the baseline (%.1f%%)", r.target,
-            r.device, r.gpu_model, r.gpu_uuid, r.kernel, FormatElementCount(r.elements),
-            r.cache_mode, FormatBytesPerSecond(r.bandwidth_bytes_per_second),
-            FormatBytesPerSecond(it->second), 100 * change));
-      }
-    }
-  }
-  return regressions;
-}
-
 }  // namespace gpubench::client

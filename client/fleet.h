@@ -1,6 +1,6 @@
 // `gpubench fleet`: one plan across many gpubench servers, with bounded parallelism, per-target
-// deadlines, retries with backoff, a fleet summary per GPU model with outliers, and regression
-// checks against a baseline report.
+// deadlines, retries with backoff, a summary per GPU model and measurement with outliers, and
+// regression checks against a baseline report. The report is a v1::FleetReport (fleet.proto).
 #ifndef GPUBENCH_CLIENT_FLEET_H_
 #define GPUBENCH_CLIENT_FLEET_H_
 
@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
+#include "gpubench/v1/fleet.pb.h"
 
 namespace gpubench::client {
 
@@ -27,50 +29,37 @@ struct FleetOptions {
   double target_timeout_seconds = 900;  // whole plan on one target, retries included
   int retries = 2;                      // after the first attempt, on UNAVAILABLE / connection loss
   double backoff_seconds = 1;           // doubled after each retry
-  double outlier_threshold = 0.10;      // a target > 10% under its model's median is flagged
+  double outlier_threshold = 0.10;      // a GPU > 10% under its model's median is flagged
   double regression_threshold = 0.05;   // > 5% slower than the baseline is a regression
   bool progress = true;
 };
 
-struct FleetRow {
-  std::string target, gpu_model, gpu_uuid, driver, kernel, dtype, cache_mode;
-  int64_t elements = 0;
-  int device = 0;
-  double median_seconds = 0;
-  double bandwidth_bytes_per_second = 0;
-  bool verified = false;
-};
+// Runs `plan` on every target and returns the report: targets, rows, failures, and (Summarize)
+// the per-model summaries and outliers. `make_channel` builds a channel for a target (TLS/token
+// options live there); `decorate` adds per-call metadata (the bearer token).
+v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweepRequest& plan,
+                         const FleetOptions& options,
+                         const std::function<std::shared_ptr<grpc::Channel>(const std::string&)>&
+                             make_channel,
+                         const std::function<void(grpc::ClientContext*)>& decorate);
 
-struct TargetOutcome {
-  std::string target;
-  bool ok = false;
-  std::string error;  // why it failed, when it did
-  int attempts = 0;
-  std::vector<FleetRow> rows;
-};
+// (Re)computes report->summaries and report->outliers from the rows: one group per GPU model and
+// measurement (kernel, elements, mode, block size, items per thread); a GPU more than `threshold`
+// under its group's median is an outlier. Also sets the target counts and failures.
+void Summarize(double threshold, v1::FleetReport* report);
 
-struct FleetReport {
-  std::vector<TargetOutcome> targets;
-  std::vector<FleetRow> rows() const;
-};
+// Parses a report printed by `gpubench fleet --format=json` (or --report_file).
+absl::StatusOr<v1::FleetReport> ParseFleetReport(const std::string& json);
 
-// Runs `plan` on every target. `make_channel` builds a channel for a target (TLS/token options
-// live there); `decorate` adds per-call metadata (the bearer token).
-FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweepRequest& plan,
-                     const FleetOptions& options,
-                     const std::function<std::shared_ptr<grpc::Channel>(const std::string&)>&
-                         make_channel,
-                     const std::function<void(grpc::ClientContext*)>& decorate);
+// Compares `report` with `baseline` by hardware identity (node, GPU UUID) and measurement, never by
+// address; fills report->regressions: SLOWER (more than `threshold` down), FAILED (a node or target
+// that completed in the baseline failed now), MISSING (a baseline row with no counterpart now).
+void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
+                         v1::FleetReport* report);
 
-// Renders rows, the per-model summary with outliers, and failures. `format`: table, csv, json.
-std::string RenderFleet(const FleetReport& report, const FleetOptions& options,
-                        const std::string& format);
-
-// Compares with a baseline (a previous `--format=json` report). Returns the regressions as
-// readable lines (empty: none). INVALID_ARGUMENT for an unreadable baseline.
-absl::StatusOr<std::vector<std::string>> FindRegressions(const FleetReport& report,
-                                                         const std::string& baseline_json,
-                                                         double threshold);
+// Renders the report: table (rows, per-model summary, outliers, failures, regressions), csv
+// (rows, then failed targets) or json (the whole v1::FleetReport).
+std::string RenderFleet(const v1::FleetReport& report, const std::string& format);
 
 }  // namespace gpubench::client
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,10 +72,13 @@ ABSL_FLAG(int, parallelism, 8, "fleet: targets benchmarked at once.");
 ABSL_FLAG(double, target_timeout, 900, "fleet: seconds for the whole plan on one target.");
 ABSL_FLAG(int, retries, 2, "fleet: retries of a target after UNAVAILABLE (doubling backoff).");
 ABSL_FLAG(std::string, baseline, "",
-          "fleet: earlier --format=json report; exit 5 when a result regressed.");
+          "fleet: earlier --format=json report (or --report_file); exit 5 when a GPU is slower, a "
+          "node that completed there failed, or a row of it is missing now.");
 ABSL_FLAG(double, regression_threshold, 0.05, "fleet: bandwidth drop that counts as a regression.");
 ABSL_FLAG(double, outlier_threshold, 0.10, "fleet: shortfall under the model's median flagged.");
-ABSL_FLAG(std::string, report_file, "", "fleet: also write the JSON report to this file.");
+ABSL_FLAG(std::string, report_file, "",
+          "fleet: also write the whole JSON report (rows, summaries, outliers, failures, "
+          "regressions) to this file.");
 ABSL_FLAG(bool, apply, false, "autotune: make the fastest block size the server's default.");
 ABSL_FLAG(bool, profile, false,
           "Add a hardware-counter pass (achieved occupancy, DRAM throughput); GPU servers only.");
@@ -438,10 +442,19 @@ int Fleet() {
     std::cerr << "gpubench: " << targets.status().message() << "\n";
     return kExitUsage;
   }
-  std::string baseline;
-  if (!absl::GetFlag(FLAGS_baseline).empty() && !ReadFileToString(absl::GetFlag(FLAGS_baseline), &baseline)) {
-    std::cerr << "gpubench: cannot read --baseline " << absl::GetFlag(FLAGS_baseline) << "\n";
-    return kExitUsage;
+  std::optional<v1::FleetReport> baseline;
+  if (const std::string f = absl::GetFlag(FLAGS_baseline); !f.empty()) {
+    std::string text;
+    if (!ReadFileToString(f, &text)) {
+      std::cerr << "gpubench: cannot read --baseline " << f << "\n";
+      return kExitUsage;
+    }
+    absl::StatusOr<v1::FleetReport> parsed = ParseFleetReport(text);
+    if (!parsed.ok()) {
+      std::cerr << "gpubench: --baseline " << f << ": " << parsed.status().message() << "\n";
+      return kExitUsage;
+    }
+    baseline = *std::move(parsed);
   }
   FleetOptions options;
   options.parallelism = absl::GetFlag(FLAGS_parallelism);
@@ -450,32 +463,30 @@ int Fleet() {
   options.outlier_threshold = absl::GetFlag(FLAGS_outlier_threshold);
   options.regression_threshold = absl::GetFlag(FLAGS_regression_threshold);
   options.progress = absl::GetFlag(FLAGS_progress);
-  const FleetReport report = RunFleet(
+  v1::FleetReport report = RunFleet(
       *targets, plan, options, [](const std::string& t) { return MakeChannel(t); },
       [](grpc::ClientContext* c) {
         if (!Token().empty()) c->AddMetadata("authorization", "Bearer " + Token());
       });
-  std::cout << RenderFleet(report, options, absl::GetFlag(FLAGS_format));
+  if (baseline) {
+    report.set_baseline(absl::GetFlag(FLAGS_baseline));
+    CompareWithBaseline(*baseline, options.regression_threshold, &report);
+  }
+  std::cout << RenderFleet(report, absl::GetFlag(FLAGS_format));
   if (const std::string f = absl::GetFlag(FLAGS_report_file); !f.empty()) {
-    std::ofstream(f) << RenderFleet(report, options, "json");
+    std::ofstream out(f, std::ios::trunc);
+    out << RenderFleet(report, "json");
+    if (!out.flush()) std::cerr << "gpubench: could not write --report_file " << f << "\n";
   }
-  if (!baseline.empty()) {
-    absl::StatusOr<std::vector<std::string>> regressions =
-        FindRegressions(report, baseline, options.regression_threshold);
-    if (!regressions.ok()) {
-      std::cerr << "gpubench: " << regressions.status().message() << "\n";
-      return kExitUsage;
+  if (!report.regressions().empty()) {
+    std::cerr << "REGRESSIONS against " << report.baseline() << " (more than "
+              << 100 * options.regression_threshold << "% slower, failed, or missing):\n";
+    for (const v1::FleetRegression& g : report.regressions()) {
+      std::cerr << "  " << g.description() << "\n";
     }
-    if (!regressions->empty()) {
-      std::cerr << "REGRESSIONS against " << absl::GetFlag(FLAGS_baseline) << " (more than "
-                << 100 * options.regression_threshold << "% slower):\n";
-      for (const auto& line : *regressions) std::cerr << "  " << line << "\n";
-      return kExitRegression;
-    }
+    return kExitRegression;
   }
-  for (const TargetOutcome& t : report.targets) {
-    if (!t.ok) return kExitRunFailed;
-  }
+  if (!report.failures().empty()) return kExitRunFailed;
   return kExitOk;
 }
 

@@ -6,7 +6,10 @@
 #include <cstring>
 #include <vector>
 
+#include <openssl/sha.h>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/parallel.h"
 #include "kernels/host_info.h"
 
@@ -145,7 +148,7 @@ class CpuSession final : public Session {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(const CpuBackendOptions& options) {
+  explicit CpuBackend(const CpuBackendOptions& options) : options_(options) {
     const int devices = std::max(1, options.devices);
     for (int i = 0; i < devices; ++i) {
       pools_.push_back(std::make_unique<ParallelPool>(options.threads_per_device));
@@ -165,8 +168,11 @@ class CpuBackend final : public Backend {
     DeviceInfo info;
     info.index = device;
     info.backend = "cpu";
-    info.name = host.cpu_model.empty() ? "host CPU" : host.cpu_model;
-    info.uuid = absl::StrCat("cpu-", device);
+    info.name = !options_.device_name.empty() ? options_.device_name
+                : host.cpu_model.empty()        ? "host CPU"
+                                                : host.cpu_model;
+    info.uuid = options_.uuid_seed.empty() ? absl::StrCat("cpu-", device)
+                                           : SimulatedDeviceUuid(options_.uuid_seed, device);
     info.multiprocessor_count = pools_[device]->size();
     info.max_threads_per_block = 1024;  // the launch geometry limit the CPU emulation accepts
     info.warp_size = 1;
@@ -196,10 +202,66 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  const CpuBackendOptions options_;
   std::vector<std::unique_ptr<ParallelPool>> pools_;
 };
 
 }  // namespace
+
+std::string SimulatedDeviceUuid(const std::string& seed, int device) {
+  // RFC 4122 section 4.3: SHA-1 over a namespace UUID and the name, version and variant bits set.
+  // The namespace is gpubench's own (a fixed random UUID), so these never collide with others.
+  static constexpr unsigned char kNamespace[16] = {0x6f, 0x1c, 0x2a, 0x55, 0x0b, 0x7e, 0x4d, 0x8a,
+                                                   0x9c, 0x31, 0xe2, 0x5b, 0x44, 0x90, 0xaf, 0x17};
+  const std::string name = absl::StrCat(seed, "/", device);
+  std::string input(reinterpret_cast<const char*>(kNamespace), sizeof(kNamespace));
+  input += name;
+  unsigned char digest[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
+  digest[6] = (digest[6] & 0x0f) | 0x50;  // version 5
+  digest[8] = (digest[8] & 0x3f) | 0x80;  // RFC 4122 variant
+  std::string hex;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) hex += '-';
+    absl::StrAppendFormat(&hex, "%02x", digest[i]);
+  }
+  return absl::StrCat("CPU-", hex);
+}
+
+namespace {
+
+// Forwards everything to the wrapped backend; Describe adds the node name.
+class NodeNamedBackend final : public Backend {
+ public:
+  NodeNamedBackend(std::unique_ptr<Backend> inner, std::string node_name)
+      : inner_(std::move(inner)), node_name_(std::move(node_name)) {}
+  absl::string_view name() const override { return inner_->name(); }
+  int device_count() const override { return inner_->device_count(); }
+  absl::StatusOr<DeviceInfo> Describe(int device) const override {
+    absl::StatusOr<DeviceInfo> info = inner_->Describe(device);
+    if (info.ok()) info->node_name = node_name_;
+    return info;
+  }
+  int MaxActiveBlocksPerMultiprocessor(const KernelVariant& variant, int device,
+                                       int block_size) const override {
+    return inner_->MaxActiveBlocksPerMultiprocessor(variant, device, block_size);
+  }
+  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+                                                const LaunchGeometry& geometry,
+                                                const HostData& data) override {
+    return inner_->Open(device, variant, geometry, data);
+  }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  const std::string node_name_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> WithNodeName(std::unique_ptr<Backend> backend, std::string node_name) {
+  return std::make_unique<NodeNamedBackend>(std::move(backend), std::move(node_name));
+}
 
 std::unique_ptr<Backend> MakeCpuBackend(const CpuBackendOptions& options) {
   return std::make_unique<CpuBackend>(options);

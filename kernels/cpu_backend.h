@@ -5,6 +5,7 @@
 #define GPUBENCH_KERNELS_CPU_BACKEND_H_
 
 #include <memory>
+#include <string>
 
 #include "kernels/backend.h"
 
@@ -13,7 +14,16 @@ namespace gpubench {
 struct CpuBackendOptions {
   int devices = 1;             // simulated devices, each with its own thread pool
   int threads_per_device = 0;  // 0: all hardware threads
+  // The simulated devices' model name (DeviceInfo.name); empty: the host CPU's model.
+  std::string device_name;
+  // Stable identities: with a seed, device i's UUID is "CPU-" + the RFC 4122 name-based (SHA-1,
+  // version 5) UUID of "<seed>/<i>", the same on every start with the same seed (a restarted
+  // simulated node is the same hardware). Empty: "cpu-<i>".
+  std::string uuid_seed;
 };
+
+// The UUID of simulated device `device` under `seed` (see CpuBackendOptions::uuid_seed).
+std::string SimulatedDeviceUuid(const std::string& seed, int device);
 
 // Thread-safe in the sense of Backend: Describe from any thread; Open from one thread per device.
 std::unique_ptr<Backend> MakeCpuBackend(const CpuBackendOptions& options);

@@ -41,6 +41,15 @@ ABSL_FLAG(std::string, backend, "auto",
           "auto | cpu | cuda. auto picks cuda when a CUDA device is present, cpu otherwise.");
 ABSL_FLAG(int, cpu_devices, 1, "Number of simulated devices of the cpu backend.");
 ABSL_FLAG(int, cpu_threads, 0, "Host threads per cpu device (0 = all hardware threads).");
+ABSL_FLAG(std::string, cpu_device_name, "",
+          "Model name the cpu backend's devices report (simulates a GPU model in a test fleet); "
+          "empty: the host CPU's model.");
+ABSL_FLAG(std::string, cpu_uuid_seed, "",
+          "Seed of the cpu backend's device UUIDs (CPU-<name-based UUID of seed/index>, stable "
+          "across restarts); empty: --node_name.");
+ABSL_FLAG(std::string, node_name, "",
+          "Name of this node, reported on every device and result (fleet reports key rows by GPU "
+          "UUID and node). Empty: $NODE_NAME (the Kubernetes downward API), else the host name.");
 ABSL_FLAG(int64_t, max_elements, int64_t{1} << 31, "Largest element count a request may ask.");
 ABSL_FLAG(int, queue_capacity, 64, "Pending runs per device before RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_sweep_items, 1000, "Most kernels x sizes x block sizes in one RunSweep.");
@@ -81,7 +90,16 @@ ABSL_FLAG(bool, allow_profiling, true,
 namespace gpubench {
 namespace {
 
-std::unique_ptr<Backend> ChooseBackend(const std::string& which) {
+// --node_name, else $NODE_NAME, else the host name.
+std::string NodeName() {
+  if (std::string flag = absl::GetFlag(FLAGS_node_name); !flag.empty()) return flag;
+  if (const char* env = std::getenv("NODE_NAME"); env != nullptr && env[0] != '\0') return env;
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') return host;
+  return "unknown";
+}
+
+std::unique_ptr<Backend> ChooseBackend(const std::string& which, const std::string& node_name) {
   if (which == "cuda" || which == "auto") {
 #if GPUBENCH_HAVE_CUDA
     absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCudaBackend();
@@ -109,6 +127,9 @@ std::unique_ptr<Backend> ChooseBackend(const std::string& which) {
   CpuBackendOptions options;
   options.devices = absl::GetFlag(FLAGS_cpu_devices);
   options.threads_per_device = absl::GetFlag(FLAGS_cpu_threads);
+  options.device_name = absl::GetFlag(FLAGS_cpu_device_name);
+  options.uuid_seed = absl::GetFlag(FLAGS_cpu_uuid_seed);
+  if (options.uuid_seed.empty()) options.uuid_seed = node_name;
   auto backend = MakeCpuBackend(options);
   spdlog::info("backend=cpu devices={}", backend->device_count());
   return backend;
@@ -122,8 +143,11 @@ int Main() {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  std::unique_ptr<Backend> backend = ChooseBackend(absl::GetFlag(FLAGS_backend));
+  const std::string node_name = NodeName();
+  std::unique_ptr<Backend> backend = ChooseBackend(absl::GetFlag(FLAGS_backend), node_name);
   if (!backend) return 2;
+  backend = WithNodeName(std::move(backend), node_name);
+  spdlog::info("node_name={}", node_name);
 
   ServerLimits limits;
   limits.max_elements = absl::GetFlag(FLAGS_max_elements);

@@ -91,6 +91,7 @@ void ToProto(const DeviceInfo& d, v1::DeviceInfo* out) {
   out->set_free_memory_bytes(d.free_memory_bytes);
   out->set_driver_version(d.driver_version);
   out->set_runtime_version(d.runtime_version);
+  out->set_node_name(d.node_name);
 }
 
 void ToProto(const RunResult& r, v1::RunResult* out) {

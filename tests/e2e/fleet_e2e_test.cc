@@ -2,17 +2,17 @@
 // against a baseline, and DNS-style resolution of one name to several servers.
 #include <gtest/gtest.h>
 
+#include <google/protobuf/util/json_util.h>
+
 #include <fstream>
 #include <future>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "e2e/server_process.h"
+#include "gpubench/v1/fleet.pb.h"
 
 namespace gpubench {
 namespace {
-
-using Json = nlohmann::json;
 
 CliResult RunFleetCli(const std::string& args) {
   return RunCli("fleet " + args, /*with_stderr=*/true);
@@ -26,13 +26,23 @@ std::string WritePlan(const std::string& name, double min_time) {
   return path;
 }
 
-Json ReadJson(const std::string& path) {
+// The report (protobuf's JSON mapping of v1::FleetReport) written by --report_file.
+v1::FleetReport ReadReport(const std::string& path) {
   std::ifstream in(path);
-  return Json::parse(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  v1::FleetReport report;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &report).ok()) << text;
+  return report;
+}
+
+void WriteReport(const v1::FleetReport& report, const std::string& path) {
+  std::string json;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(report, &json).ok());
+  std::ofstream(path) << json;
 }
 
 TEST(Fleet, DeadNodeIsReportedAndTheOthersComplete) {
-  ServerProcess a({}), b({}), c({});
+  ServerProcess a({"--node_name=node-a"}), b({"--node_name=node-b"}), c({"--node_name=node-c"});
   const std::string plan = WritePlan("fleet_plan_slow", 0.3);
   const std::string report = ::testing::TempDir() + "/fleet_report_" + std::to_string(getpid());
   auto fleet = std::async(std::launch::async, [&] {
@@ -44,29 +54,36 @@ TEST(Fleet, DeadNodeIsReportedAndTheOthersComplete) {
   EXPECT_EQ(c.SignalAndWait(SIGKILL, std::chrono::seconds(5)), 128 + SIGKILL);
   const CliResult result = fleet.get();
   EXPECT_EQ(result.exit_code, 1) << result.out;
-  EXPECT_NE(result.out.find("FAILED " + c.target()), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("FAILED " + c.target() + " (node node-c)"), std::string::npos)
+      << result.out;
   EXPECT_NE(result.out.find("2 of 3 targets completed"), std::string::npos) << result.out;
-  const Json j = ReadJson(report);
-  ASSERT_EQ(j["targets"].size(), 3u);
-  for (const Json& t : j["targets"]) {
-    if (t["target"] == c.target()) {
-      EXPECT_FALSE(t["ok"].get<bool>());
-      EXPECT_FALSE(t["error"].get<std::string>().empty());
+  const v1::FleetReport j = ReadReport(report);
+  ASSERT_EQ(j.targets_size(), 3);
+  for (const v1::FleetTarget& t : j.targets()) {
+    if (t.target() == c.target()) {
+      EXPECT_FALSE(t.ok());
+      EXPECT_FALSE(t.error().empty());
     } else {
-      EXPECT_TRUE(t["ok"].get<bool>()) << t.dump();
-      EXPECT_EQ(t["rows"].size(), 4u);
-      for (const Json& r : t["rows"]) {
-        EXPECT_GT(r["bandwidth_bytes_per_second"].get<double>(), 0);
-        EXPECT_TRUE(r["verified"].get<bool>());
-        EXPECT_FALSE(r["gpu_model"].get<std::string>().empty());
+      EXPECT_TRUE(t.ok()) << t.DebugString();
+      EXPECT_EQ(t.rows_size(), 4);
+      for (const v1::FleetRow& r : t.rows()) {
+        EXPECT_GT(r.bandwidth_bytes_per_second(), 0);
+        EXPECT_TRUE(r.verified());
+        EXPECT_FALSE(r.gpu_model().empty());
+        EXPECT_EQ(r.node_name(), t.node_name());
+        EXPECT_EQ(r.gpu_uuid().rfind("CPU-", 0), 0u) << r.gpu_uuid();
+        EXPECT_GT(r.block_size(), 0);
       }
     }
   }
-  EXPECT_FALSE(j["summary"].empty());
+  ASSERT_EQ(j.failures_size(), 1);
+  EXPECT_EQ(j.failures(0).target(), c.target());
+  EXPECT_EQ(j.targets_completed(), 2);
+  EXPECT_FALSE(j.summaries().empty());
 }
 
 TEST(Fleet, PlantedRegressionFailsLoudly) {
-  ServerProcess a({}), b({});
+  ServerProcess a({"--node_name=node-a"}), b({"--node_name=node-b"});
   const std::string plan = WritePlan("fleet_plan_fast", 0.01);
   const std::string targets = absl::StrCat("--targets=", a.target(), ",", b.target());
   const std::string report = ::testing::TempDir() + "/fleet_base_" + std::to_string(getpid());
@@ -74,31 +91,42 @@ TEST(Fleet, PlantedRegressionFailsLoudly) {
   ASSERT_EQ(first.exit_code, 0) << first.out;
   // Timing on a shared CPU is noisy, so the baselines are made unambiguous: every row 100x slower
   // than measured (nothing can regress against it) except the planted one, 100x faster.
-  Json base = ReadJson(report);
-  for (Json& t : base["targets"]) {
-    for (Json& r : t["rows"]) r["bandwidth_bytes_per_second"] = r["bandwidth_bytes_per_second"].get<double>() / 100;
+  v1::FleetReport base = ReadReport(report);
+  for (v1::FleetTarget& t : *base.mutable_targets()) {
+    for (v1::FleetRow& r : *t.mutable_rows()) {
+      r.set_bandwidth_bytes_per_second(r.bandwidth_bytes_per_second() / 100);
+    }
   }
   const std::string slower = report + ".slower";
-  std::ofstream(slower) << base.dump();
+  WriteReport(base, slower);
   const CliResult none = RunFleetCli(absl::StrCat("--plan=", plan, " ", targets, " --baseline=", slower));
   EXPECT_EQ(none.exit_code, 0) << none.out;
   // Plant: the baseline claims copy_d2d at 65536 on node a was 100x faster than measured.
-  for (Json& t : base["targets"]) {
-    for (Json& r : t["rows"]) {
-      if (t["target"] == a.target() && r["kernel"] == "copy_d2d" && r["elements"] == 65536) {
-        r["bandwidth_bytes_per_second"] = r["bandwidth_bytes_per_second"].get<double>() * 10000;
+  for (v1::FleetTarget& t : *base.mutable_targets()) {
+    for (v1::FleetRow& r : *t.mutable_rows()) {
+      if (r.node_name() == "node-a" && r.kernel() == "copy_d2d" && r.elements() == 65536) {
+        r.set_bandwidth_bytes_per_second(r.bandwidth_bytes_per_second() * 10000);
       }
     }
   }
   const std::string planted = report + ".planted";
-  std::ofstream(planted) << base.dump();
+  WriteReport(base, planted);
+  const std::string second_report = report + ".second";
   const CliResult second = RunFleetCli(absl::StrCat("--plan=", plan, " ", targets, " --baseline=", planted,
-                                              " --regression_threshold=0.5"));
+                                              " --regression_threshold=0.5 --report_file=",
+                                              second_report));
   EXPECT_EQ(second.exit_code, 5) << second.out;
   EXPECT_NE(second.out.find("REGRESSIONS"), std::string::npos) << second.out;
-  EXPECT_NE(second.out.find(a.target() + " device 0"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("SLOWER node-a CPU-"), std::string::npos) << second.out;
   EXPECT_NE(second.out.find("copy_d2d 64Ki cold"), std::string::npos) << second.out;
-  EXPECT_EQ(second.out.find(b.target() + " device 0"), std::string::npos) << second.out;
+  EXPECT_EQ(second.out.find("SLOWER node-b"), std::string::npos) << second.out;
+  // The regression is in the report file too, named by node and GPU.
+  const v1::FleetReport written = ReadReport(second_report);
+  ASSERT_EQ(written.regressions_size(), 1) << second.out;
+  EXPECT_EQ(written.regressions(0).kind(), v1::FleetRegression::SLOWER);
+  EXPECT_EQ(written.regressions(0).node_name(), "node-a");
+  EXPECT_EQ(written.regressions(0).kernel(), "copy_d2d");
+  EXPECT_EQ(written.baseline(), planted);
 }
 
 // Adds a test-only name to /etc/hosts for the test's lifetime (the resolver reads it on each
@@ -126,9 +154,9 @@ class HostsEntry {
 
 TEST(Fleet, DnsNameResolvingToSeveralServers) {
   // One name, two loopback addresses, one port: a server on each (like a headless Service).
-  ServerProcess first({});
+  ServerProcess first({"--node_name=dns-1"});
   const std::string port = first.target().substr(first.target().rfind(':') + 1);
-  ServerProcess second({"--listen=127.0.0.2:" + port});
+  ServerProcess second({"--listen=127.0.0.2:" + port, "--node_name=dns-2"});
   const std::string name = "gpubench-fleet-dns-test." + std::to_string(getpid());
   HostsEntry hosts(name, {"127.0.0.1", "127.0.0.2"});
   if (!hosts.ok()) GTEST_SKIP() << "/etc/hosts is not writable here; cannot create a test name";
@@ -137,11 +165,11 @@ TEST(Fleet, DnsNameResolvingToSeveralServers) {
   const CliResult r = RunFleetCli(absl::StrCat("--plan=", plan, " --dns=", name, ":", port,
                                          " --format=json --report_file=", report));
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  const Json j = ReadJson(report);
+  const v1::FleetReport j = ReadReport(report);
   std::set<std::string> names;
-  for (const Json& t : j["targets"]) {
-    names.insert(t["target"].get<std::string>());
-    EXPECT_TRUE(t["ok"].get<bool>()) << t.dump();
+  for (const v1::FleetTarget& t : j.targets()) {
+    names.insert(t.target());
+    EXPECT_TRUE(t.ok()) << t.DebugString();
   }
   EXPECT_EQ(names, (std::set<std::string>{"127.0.0.1:" + port, "127.0.0.2:" + port})) << r.out;
 }

@@ -214,11 +214,16 @@ TEST_F(E2ETest, AllDevicesRunConcurrentlyAndUuidSelects) {
   v1::RunBenchmarkRequest one;
   one.set_kernel("copy_d2d");
   one.set_elements(1000);
-  one.set_device_uuid("cpu-1");
+  // Simulated devices have name-based UUIDs derived from the node name: distinct and stable.
+  const std::string uuid1 = by_device[1][0].device().uuid();
+  EXPECT_EQ(uuid1.rfind("CPU-", 0), 0u) << uuid1;
+  EXPECT_NE(uuid1, by_device[0][0].device().uuid());
+  one.set_device_uuid(uuid1);
   v1::RunBenchmarkResponse resp;
   ASSERT_TRUE(Stub()->RunBenchmark(&c2, one, &resp).ok());
   EXPECT_EQ(resp.result().request().device_index(), 1);
-  EXPECT_EQ(resp.result().device().uuid(), "cpu-1");
+  EXPECT_EQ(resp.result().device().uuid(), uuid1);
+  EXPECT_FALSE(resp.result().device().node_name().empty());
   grpc::ClientContext c3;
   Deadline(&c3);
   one.set_device_uuid("GPU-nope");

@@ -175,5 +175,28 @@ TEST(HostData, DeterministicAndNotDegenerate) {
   EXPECT_LT(zeros, 10);
 }
 
+TEST(CpuBackendIdentity, NameBasedUuidsAreStableAndFollowRfc4122) {
+  // Expected values from Python: uuid.uuid5(<gpubench namespace>, "node-a/0") and ".../1".
+  EXPECT_EQ(SimulatedDeviceUuid("node-a", 0), "CPU-a9af5ced-50d8-59ef-988e-eda5e864cd0c");
+  EXPECT_EQ(SimulatedDeviceUuid("node-a", 1), "CPU-04a26f3e-0ed6-524e-8fce-ea4b1a6eedb6");
+  EXPECT_NE(SimulatedDeviceUuid("node-b", 0), SimulatedDeviceUuid("node-a", 0));
+
+  CpuBackendOptions options;
+  options.devices = 2;
+  options.threads_per_device = 1;
+  options.device_name = "Simulated H200";
+  options.uuid_seed = "node-a";
+  std::unique_ptr<Backend> backend = WithNodeName(MakeCpuBackend(options), "node-a");
+  absl::StatusOr<DeviceInfo> d1 = backend->Describe(1);
+  ASSERT_TRUE(d1.ok()) << d1.status();
+  EXPECT_EQ(d1->uuid, SimulatedDeviceUuid("node-a", 1));
+  EXPECT_EQ(d1->name, "Simulated H200");
+  EXPECT_EQ(d1->node_name, "node-a");
+  EXPECT_EQ(backend->name(), "cpu");
+  EXPECT_EQ(backend->device_count(), 2);
+  // Without a seed: the historical per-host names.
+  EXPECT_EQ(MakeCpuBackend({})->Describe(0)->uuid, "cpu-0");
+}
+
 }  // namespace
 }  // namespace gpubench

@@ -1,0 +1,192 @@
+// The fleet report's logic without servers: identity keys (node + GPU UUID + measurement, never the
+// address), per-model summaries and outliers, regressions (slower, failed, missing) and the JSON.
+#include "client/fleet.h"
+
+#include <gmock/gmock.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+
+namespace gpubench::client {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+v1::FleetRow Row(const std::string& node, const std::string& model, double bandwidth,
+                 int block_size = 256, const std::string& target = "") {
+  v1::FleetRow r;
+  r.set_node_name(node);
+  r.set_gpu_uuid("GPU-" + node);
+  r.set_gpu_model(model);
+  r.set_target(target.empty() ? node + ":50051" : target);
+  r.set_kernel("add_f32");
+  r.set_dtype("f32");
+  r.set_elements(1 << 20);
+  r.set_cache_mode(v1::COLD);
+  r.set_block_size(block_size);
+  r.set_items_per_thread(1);
+  r.set_bandwidth_bytes_per_second(bandwidth);
+  r.set_verified(true);
+  return r;
+}
+
+// One target per row's node (rows of the same node go to the same target).
+v1::FleetReport Report(const std::vector<v1::FleetRow>& rows) {
+  v1::FleetReport report;
+  for (const v1::FleetRow& r : rows) {
+    v1::FleetTarget* t = nullptr;
+    for (v1::FleetTarget& existing : *report.mutable_targets()) {
+      if (existing.node_name() == r.node_name()) t = &existing;
+    }
+    if (t == nullptr) {
+      t = report.add_targets();
+      t->set_target(r.target());
+      t->set_node_name(r.node_name());
+      t->set_ok(true);
+      t->set_attempts(1);
+    }
+    *t->add_rows() = r;
+  }
+  return report;
+}
+
+TEST(FleetSummary, OutliersAreJudgedAgainstTheirOwnModel) {
+  // Model B is half as fast as model A: no B GPU is an outlier of the fleet, one A GPU is slow.
+  v1::FleetReport report = Report({Row("a1", "A", 100), Row("a2", "A", 101), Row("a3", "A", 60),
+                                   Row("a4", "A", 99), Row("b1", "B", 50), Row("b2", "B", 51),
+                                   Row("b3", "B", 49)});
+  Summarize(0.10, &report);
+  ASSERT_THAT(report.summaries(), SizeIs(2));
+  for (const v1::FleetModelSummary& s : report.summaries()) {
+    if (s.gpu_model() == "A") {
+      EXPECT_EQ(s.gpus(), 4);
+      EXPECT_DOUBLE_EQ(s.median_bandwidth_bytes_per_second(), 99.5);
+      EXPECT_DOUBLE_EQ(s.min_bandwidth_bytes_per_second(), 60);
+      EXPECT_DOUBLE_EQ(s.max_bandwidth_bytes_per_second(), 101);
+      EXPECT_EQ(s.outliers(), 1);
+    } else {
+      EXPECT_EQ(s.gpus(), 3);
+      EXPECT_DOUBLE_EQ(s.median_bandwidth_bytes_per_second(), 50);
+      EXPECT_EQ(s.outliers(), 0);
+    }
+  }
+  ASSERT_THAT(report.outliers(), SizeIs(1));
+  EXPECT_EQ(report.outliers(0).node_name(), "a3");
+  EXPECT_EQ(report.outliers(0).gpu_model(), "A");
+  EXPECT_NEAR(report.outliers(0).fraction_under_median(), 1 - 60 / 99.5, 1e-12);
+  EXPECT_EQ(report.targets_total(), 7);
+  EXPECT_EQ(report.targets_completed(), 7);
+}
+
+TEST(FleetSummary, EveryMeasurementIsItsOwnGroupAndFailuresAreListed) {
+  // Two block sizes of one kernel are two measurements: neither overwrites the other.
+  v1::FleetReport report = Report({Row("n1", "A", 100, 128), Row("n1", "A", 50, 512),
+                                   Row("n2", "A", 100, 128), Row("n2", "A", 50, 512)});
+  v1::FleetTarget* dead = report.add_targets();
+  dead->set_target("10.0.0.9:50051");
+  dead->set_error("code 14: connection refused");
+  dead->set_attempts(3);
+  Summarize(0.10, &report);
+  ASSERT_THAT(report.summaries(), SizeIs(2));
+  EXPECT_EQ(report.summaries(0).block_size(), 128);
+  EXPECT_EQ(report.summaries(0).gpus(), 2);
+  EXPECT_EQ(report.summaries(1).block_size(), 512);
+  EXPECT_THAT(report.outliers(), SizeIs(0));
+  ASSERT_THAT(report.failures(), SizeIs(1));
+  EXPECT_EQ(report.failures(0).target(), "10.0.0.9:50051");
+  EXPECT_EQ(report.targets_completed(), 2);
+  EXPECT_EQ(report.targets_total(), 3);
+}
+
+TEST(FleetBaseline, NewAddressesOfTheSameHardwareAreNoRegression) {
+  const v1::FleetReport baseline =
+      Report({Row("n1", "A", 100, 256, "10.0.0.1:50051"), Row("n2", "A", 100, 256, "10.0.0.2:50051")});
+  // Pods recreated: new addresses, same nodes and GPUs, within the threshold.
+  v1::FleetReport now =
+      Report({Row("n1", "A", 97, 256, "10.0.1.7:50051"), Row("n2", "A", 120, 256, "10.0.1.3:50051")});
+  CompareWithBaseline(baseline, 0.05, &now);
+  EXPECT_THAT(now.regressions(), SizeIs(0));
+}
+
+TEST(FleetBaseline, SlowerFailedAndMissingAreRegressions) {
+  v1::FleetReport baseline = Report({Row("n1", "A", 100, 128), Row("n1", "A", 100, 512),
+                                     Row("n2", "A", 100), Row("n3", "B", 50), Row("n4", "B", 50)});
+  // n1 block 512 is 30% slower (block 128 unchanged); n2 answered ListDevices and then failed;
+  // n3 never answered at its old address; n4 is gone (no target at all).
+  v1::FleetReport now = Report({Row("n1", "A", 100, 128), Row("n1", "A", 70, 512)});
+  v1::FleetTarget* n2 = now.add_targets();
+  n2->set_target("10.9.9.2:50051");  // a new address: matched by node name
+  n2->set_node_name("n2");
+  n2->set_error("code 4: deadline exceeded");
+  v1::FleetTarget* n3 = now.add_targets();
+  n3->set_target("n3:50051");  // unnamed (never answered): matched by address
+  n3->set_error("code 14: connection refused");
+  CompareWithBaseline(baseline, 0.05, &now);
+
+  std::map<v1::FleetRegression::Kind, std::vector<v1::FleetRegression>> by_kind;
+  for (const v1::FleetRegression& g : now.regressions()) by_kind[g.kind()].push_back(g);
+  ASSERT_THAT(by_kind[v1::FleetRegression::SLOWER], SizeIs(1));
+  const v1::FleetRegression& slower = by_kind[v1::FleetRegression::SLOWER][0];
+  EXPECT_EQ(slower.node_name(), "n1");
+  EXPECT_EQ(slower.block_size(), 512);
+  EXPECT_NEAR(slower.change(), -0.30, 1e-12);
+  EXPECT_DOUBLE_EQ(slower.baseline_bandwidth_bytes_per_second(), 100);
+  EXPECT_THAT(slower.description(), HasSubstr("n1 GPU-n1 (A)"));
+  EXPECT_THAT(slower.description(), HasSubstr("block 512x1"));
+
+  ASSERT_THAT(by_kind[v1::FleetRegression::FAILED], SizeIs(2));
+  EXPECT_EQ(by_kind[v1::FleetRegression::FAILED][0].node_name(), "n2");
+  EXPECT_EQ(by_kind[v1::FleetRegression::FAILED][0].target(), "10.9.9.2:50051");
+  EXPECT_EQ(by_kind[v1::FleetRegression::FAILED][1].target(), "n3:50051");
+
+  // The rows of n2, n3 and n4 are all missing now, each named by node and GPU.
+  std::set<std::string> missing;
+  for (const v1::FleetRegression& g : by_kind[v1::FleetRegression::MISSING]) {
+    missing.insert(g.node_name());
+    EXPECT_EQ(g.gpu_uuid(), "GPU-" + g.node_name());
+    EXPECT_THAT(g.description(), HasSubstr("MISSING " + g.node_name()));
+  }
+  EXPECT_EQ(missing, (std::set<std::string>{"n2", "n3", "n4"}));
+}
+
+TEST(FleetBaseline, TheSameGpuOnAnotherNodeOrWithAnotherLaunchIsNotTheSameRow) {
+  const v1::FleetReport baseline = Report({Row("n1", "A", 100, 256)});
+  v1::FleetRow moved = Row("n1", "A", 10, 256);
+  moved.set_node_name("n1-renamed");
+  v1::FleetRow relaunched = Row("n1", "A", 10, 128);
+  v1::FleetReport now = Report({moved, relaunched});
+  CompareWithBaseline(baseline, 0.05, &now);
+  ASSERT_THAT(now.regressions(), SizeIs(1));  // no SLOWER: nothing matches; the old row is missing
+  EXPECT_EQ(now.regressions(0).kind(), v1::FleetRegression::MISSING);
+}
+
+TEST(FleetJson, TheWholeReportRoundTripsInProtobufsJsonMapping) {
+  v1::FleetReport baseline = Report({Row("n1", "A", 100), Row("n2", "A", 100)});
+  v1::FleetReport report = Report({Row("n1", "A", 100), Row("n2", "A", 50)});
+  Summarize(0.10, &report);
+  report.set_baseline("base.json");
+  CompareWithBaseline(baseline, 0.05, &report);
+  const std::string json = RenderFleet(report, "json");
+  EXPECT_THAT(json, HasSubstr("\"gpuUuid\": \"GPU-n2\""));
+  EXPECT_THAT(json, HasSubstr("\"kind\": \"SLOWER\""));
+  EXPECT_THAT(json, HasSubstr("\"outliers\": ["));
+  EXPECT_THAT(json, HasSubstr("\"elements\": \"1048576\""));  // int64 as a string, as elsewhere
+  absl::StatusOr<v1::FleetReport> parsed = ParseFleetReport(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*parsed, report));
+
+  const std::string table = RenderFleet(report, "table");
+  EXPECT_THAT(table, HasSubstr("OUTLIER n2 GPU-n2 (A)"));
+  EXPECT_THAT(table, HasSubstr("1 regression(s) against base.json"));
+  EXPECT_THAT(table, HasSubstr("2 of 2 targets completed"));
+  const std::string csv = RenderFleet(report, "csv");
+  EXPECT_THAT(csv, HasSubstr("n2,GPU-n2,\"A\",n2:50051,"));
+}
+
+TEST(FleetJson, BadBaselinesAreRejectedWithAReason) {
+  EXPECT_EQ(ParseFleetReport("not json").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ParseFleetReport("{}").status().message(), HasSubstr("no targets"));
+}
+
+}  // namespace
+}  // namespace gpubench::client
