@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include <openssl/sha.h>
@@ -45,8 +46,14 @@ class AlignedBuffer {
 class CpuSession final : public Session {
  public:
   CpuSession(const KernelVariant& variant, const LaunchGeometry& geometry, const HostData& data,
-             ParallelPool* pool, int64_t flush_bytes)
-      : variant_(variant), geometry_(geometry), data_(data), pool_(pool), flush_(flush_bytes) {}
+             ParallelPool* pool, int64_t flush_bytes, double min_launch_seconds)
+      : variant_(variant),
+        geometry_(geometry),
+        data_(data),
+        pool_(pool),
+        min_launch_(std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(min_launch_seconds))),
+        flush_(flush_bytes) {}
 
   absl::Status Allocate() {
     const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
@@ -110,11 +117,13 @@ class CpuSession final : public Session {
 
  private:
   void Launch() {
+    const auto start = Clock::now();
     const int64_t threads = geometry_.grid_size * geometry_.block_size;
     // Chunks of whole blocks keep each worker's span contiguous and large.
     pool_->For(threads, 1 << 14, [this](int64_t begin, int64_t end) {
       variant_.cpu(buffers_, geometry_, begin, end);
     });
+    if (min_launch_ > Clock::duration::zero()) std::this_thread::sleep_until(start + min_launch_);
   }
 
   // SAXPY starts from the seeded y; other variants start from a poisoned output (all-ones bytes
@@ -140,6 +149,7 @@ class CpuSession final : public Session {
   const LaunchGeometry geometry_;
   const HostData& data_;
   ParallelPool* pool_;
+  const Clock::duration min_launch_;
   AlignedBuffer flush_;
   unsigned char flush_value_ = 0;
   AlignedBuffer in0_, in1_, out_;
@@ -196,7 +206,8 @@ class CpuBackend final : public Backend {
     // Twice the last-level cache, at least 8 MiB, evicts the run's data between cold samples.
     const int64_t llc = std::max({host.l3_cache_bytes, host.l2_cache_bytes, int64_t{4} << 20});
     auto session =
-        std::make_unique<CpuSession>(variant, geometry, data, pools_[device].get(), 2 * llc);
+        std::make_unique<CpuSession>(variant, geometry, data, pools_[device].get(), 2 * llc,
+                                     options_.min_launch_seconds);
     if (absl::Status s = session->Allocate(); !s.ok()) return s;
     return session;
   }

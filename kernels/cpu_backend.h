@@ -20,6 +20,10 @@ struct CpuBackendOptions {
   // version 5) UUID of "<seed>/<i>", the same on every start with the same seed (a restarted
   // simulated node is the same hardware). Empty: "cpu-<i>".
   std::string uuid_seed;
+  // Every launch takes at least this long (the device sleeps the rest after the work): a
+  // simulated device model of a fixed speed, so that fleet tests on a shared CPU see differences
+  // between models and a throttled node that stand clear of the host's timing noise. 0: off.
+  double min_launch_seconds = 0;
 };
 
 // The UUID of simulated device `device` under `seed` (see CpuBackendOptions::uuid_seed).

@@ -47,6 +47,9 @@ ABSL_FLAG(std::string, cpu_device_name, "",
 ABSL_FLAG(std::string, cpu_uuid_seed, "",
           "Seed of the cpu backend's device UUIDs (CPU-<name-based UUID of seed/index>, stable "
           "across restarts); empty: --node_name.");
+ABSL_FLAG(double, cpu_min_launch_seconds, 0,
+          "Every launch on the cpu backend takes at least this long (sleeping the rest): a "
+          "simulated device model of a fixed speed, or a throttled one, in a test fleet.");
 ABSL_FLAG(std::string, node_name, "",
           "Name of this node, reported on every device and result (fleet reports key rows by GPU "
           "UUID and node). Empty: $NODE_NAME (the Kubernetes downward API), else the host name.");
@@ -129,6 +132,12 @@ std::unique_ptr<Backend> ChooseBackend(const std::string& which, const std::stri
   options.threads_per_device = absl::GetFlag(FLAGS_cpu_threads);
   options.device_name = absl::GetFlag(FLAGS_cpu_device_name);
   options.uuid_seed = absl::GetFlag(FLAGS_cpu_uuid_seed);
+  options.min_launch_seconds = absl::GetFlag(FLAGS_cpu_min_launch_seconds);
+  if (!(options.min_launch_seconds >= 0 && options.min_launch_seconds <= 10)) {
+    spdlog::critical("--cpu_min_launch_seconds must be between 0 and 10 (got {})",
+                     options.min_launch_seconds);
+    return nullptr;
+  }
   if (options.uuid_seed.empty()) options.uuid_seed = node_name;
   auto backend = MakeCpuBackend(options);
   spdlog::info("backend=cpu devices={}", backend->device_count());

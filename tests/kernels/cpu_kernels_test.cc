@@ -194,6 +194,19 @@ TEST(CpuBackendIdentity, NameBasedUuidsAreStableAndFollowRfc4122) {
   EXPECT_EQ(d1->node_name, "node-a");
   EXPECT_EQ(backend->name(), "cpu");
   EXPECT_EQ(backend->device_count(), 2);
+  // A launch floor (a simulated device model of a fixed speed) holds for every launch.
+  CpuBackendOptions slow;
+  slow.threads_per_device = 1;
+  slow.min_launch_seconds = 0.02;
+  std::unique_ptr<Backend> throttled = MakeCpuBackend(slow);
+  const KernelVariant& add = **FindKernel("add_f32");
+  ParallelPool pool(1);
+  const HostData data = GenerateHostData(add, 1000, 1, &pool);
+  auto session = throttled->Open(0, add, DefaultGeometry(add, 1000), data);
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::StatusOr<double> three = (*session)->HotSample(3);
+  ASSERT_TRUE(three.ok());
+  EXPECT_GE(*three, 0.06);
   // Without a seed: the historical per-host names.
   EXPECT_EQ(MakeCpuBackend({})->Describe(0)->uuid, "cpu-0");
 }
