@@ -32,11 +32,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
 import yaml
+
+# The Prometheus helpers of the single-server stack test (free port, HTTP GET, instant query).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "metrics"))
+from prometheus_stack_test import free_port, http_get, query  # noqa: E402
 
 NAME = "gpubench.fleet.test"
 NODES = 8
@@ -70,25 +71,6 @@ def check(ok, what):
 
 def log(what):
     print(f"[{time.time() - started:6.1f} s] {what}", flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http_get(url, timeout=10):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.read().decode()
-
-
-def query(prom, expr):
-    url = f"http://127.0.0.1:{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-    try:
-        return json.loads(http_get(url))
-    except urllib.error.HTTPError as e:
-        return json.loads(e.read().decode())
 
 
 def nodes_of(res):
@@ -199,6 +181,12 @@ def main():
         if os.geteuid() != 0 or shutil.which("unshare") is None:
             print("SKIP: needs root and unshare(1) for a private mount namespace (the test's own "
                   "/etc/hosts); CI runs as root")
+            return 77
+        probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "true"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            print(f"SKIP: no private mount namespace here ({probe.stderr.strip()}); the test's "
+                  "own /etc/hosts needs one")
             return 77
         env = dict(os.environ, GPUBENCH_FLEET_SANDBOX="1")
         return subprocess.call(["unshare", "--mount", "--propagation", "private", "--",
