@@ -337,11 +337,16 @@ void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
   report->clear_regressions();
   report->set_regression_threshold(threshold);
   std::map<RowKey, const v1::FleetRow*> now;
-  std::set<std::string> failed_nodes, failed_unnamed_targets;
+  std::set<std::string> failed_nodes, failed_unnamed_targets, completed_nodes;
   for (const v1::FleetTarget& t : report->targets()) {
     for (const v1::FleetRow& r : t.rows()) now.emplace(KeyOf(r), &r);
-    if (!t.ok()) (t.node_name().empty() ? failed_unnamed_targets : failed_nodes).insert(
-        t.node_name().empty() ? t.target() : t.node_name());
+    if (t.ok()) {
+      completed_nodes.insert(t.node_name());
+    } else if (t.node_name().empty()) {
+      failed_unnamed_targets.insert(t.target());
+    } else {
+      failed_nodes.insert(t.node_name());
+    }
   }
   std::map<RowKey, const v1::FleetRow*> before;
   for (const v1::FleetTarget& t : baseline.targets()) {
@@ -351,7 +356,10 @@ void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
   for (const v1::FleetTarget& t : baseline.targets()) {
     if (!t.ok()) continue;
     const bool by_node = !t.node_name().empty() && failed_nodes.count(t.node_name());
-    const bool by_address = failed_unnamed_targets.count(t.target());
+    // An address that answered for a node which completed now elsewhere is a stale entry (still
+    // a failure of this run), not a regression of that node.
+    const bool by_address = failed_unnamed_targets.count(t.target()) &&
+                            (t.node_name().empty() || !completed_nodes.count(t.node_name()));
     if (!by_node && !by_address) continue;
     for (const v1::FleetTarget& f : report->targets()) {
       if (f.ok() || (by_node ? f.node_name() != t.node_name() : f.target() != t.target())) continue;

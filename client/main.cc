@@ -474,9 +474,14 @@ int Fleet() {
   }
   std::cout << RenderFleet(report, absl::GetFlag(FLAGS_format));
   if (const std::string f = absl::GetFlag(FLAGS_report_file); !f.empty()) {
-    std::ofstream out(f, std::ios::trunc);
+    // Whole or not at all: written beside it, then renamed over it.
+    const std::string tmp = f + ".tmp";
+    std::ofstream out(tmp, std::ios::trunc);
     out << RenderFleet(report, "json");
-    if (!out.flush()) std::cerr << "gpubench: could not write --report_file " << f << "\n";
+    out.close();
+    if (!out || std::rename(tmp.c_str(), f.c_str()) != 0) {
+      std::cerr << "gpubench: could not write --report_file " << f << "\n";
+    }
   }
   if (!report.regressions().empty()) {
     std::cerr << "REGRESSIONS against " << report.baseline() << " (more than "

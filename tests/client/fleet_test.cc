@@ -149,6 +149,18 @@ TEST(FleetBaseline, SlowerFailedAndMissingAreRegressions) {
   EXPECT_EQ(missing, (std::set<std::string>{"n2", "n3", "n4"}));
 }
 
+TEST(FleetBaseline, AStaleAddressOfANodeThatCompletedElsewhereIsNoRegression) {
+  const v1::FleetReport baseline = Report({Row("n1", "A", 100, 256, "10.0.0.1:50051")});
+  v1::FleetReport now = Report({Row("n1", "A", 100, 256, "10.0.1.1:50051")});
+  v1::FleetTarget* stale = now.add_targets();  // the old address, still in DNS, nobody answers
+  stale->set_target("10.0.0.1:50051");
+  stale->set_error("code 14: connection refused");
+  CompareWithBaseline(baseline, 0.05, &now);
+  EXPECT_THAT(now.regressions(), SizeIs(0));
+  Summarize(0.10, &now);
+  EXPECT_THAT(now.failures(), SizeIs(1));  // still a failed target of this run (exit 1)
+}
+
 TEST(FleetBaseline, TheSameGpuOnAnotherNodeOrWithAnotherLaunchIsNotTheSameRow) {
   const v1::FleetReport baseline = Report({Row("n1", "A", 100, 256)});
   v1::FleetRow moved = Row("n1", "A", 10, 256);
