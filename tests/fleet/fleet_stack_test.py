@@ -271,7 +271,7 @@ def main():
         check(set(models) == {MODEL_A, MODEL_B} and len(base.get("summaries", [])) == 4,
               f"summaries per model and block size: {[(s['gpuModel'], s['blockSize'], s['gpus']) for s in base.get('summaries', [])]}")
         check(all(s["gpus"] == 4 for s in base.get("summaries", [])), "4 GPUs in each group")
-        check('"gpuUuid"' in base_text and "nlohmann" not in base_text and '"targets"' in base_text,
+        check('"gpuUuid"' in base_text and '"gpu_uuid"' not in base_text and '"targetsCompleted"' in base_text,
               "the report is protobuf JSON (lowerCamelCase)")
         print("baseline outliers:", base.get("outliers", []), flush=True)
 
