@@ -26,6 +26,7 @@
 #include "absl/strings/numbers.h"
 #include <google/protobuf/util/json_util.h>
 #include "client/fleet.h"
+#include "client/nvbench_json.h"
 #include "client/output.h"
 #include "common/files.h"
 #include "common/sizes.h"
@@ -39,7 +40,11 @@ ABSL_FLAG(std::string, client_key, "", "PEM private key of --client_cert.");
 ABSL_FLAG(std::string, tls_server_name, "", "Override the name checked in the server certificate.");
 ABSL_FLAG(std::string, token_file, "",
           "File whose first line is the bearer token (or set GPUBENCH_TOKEN).");
-ABSL_FLAG(std::string, format, "table", "Output format: table | json | csv.");
+ABSL_FLAG(std::string, format, "table",
+          "Output format: table | json | csv | nvbench-json (run/sweep: nvbench's JSON schema, "
+          "cold -> nv/cold/*, hot -> nv/batch/* summaries, for nvbench_compare.py-style tools).");
+ABSL_FLAG(std::string, output_file, "",
+          "run/sweep: write the formatted output to this file instead of stdout.");
 ABSL_FLAG(double, rpc_timeout_seconds, 600, "Deadline of each RPC (a run waits in the queue too).");
 ABSL_FLAG(std::string, size, "", "run: element count, e.g. 1048576, 16M (10^6), 256Mi (2^20).");
 ABSL_FLAG(std::string, sizes, "", "sweep: comma-separated element counts, e.g. 1Mi,16Mi,256Mi.");
@@ -57,9 +62,18 @@ ABSL_FLAG(int, warmup, 0, "Warm-up launches (0 = server default).");
 ABSL_FLAG(int, min_samples, 0, "Minimum samples (0 = server default).");
 ABSL_FLAG(int, max_samples, 0, "Maximum samples (0 = server default).");
 ABSL_FLAG(double, min_time, 0, "Minimum measured seconds (0 = server default).");
-ABSL_FLAG(double, max_noise, 0, "Stop at this relative stddev, e.g. 0.005 (0 = server default).");
+ABSL_FLAG(double, max_noise, 0,
+          "Stop at this relative stddev, a FRACTION: 0.005 = 0.5% (nvbench's --max-noise is in "
+          "percent); values over 1 are refused (0 = server default).");
 ABSL_FLAG(double, timeout, 0, "Sampling wall-time budget in seconds (0 = server default).");
 ABSL_FLAG(bool, verify, true, "Verify every element against the host reference.");
+ABSL_FLAG(int, profile_runs, 0,
+          "Profile mode: run the kernel N times, each launch timed alone, with no blocking kernel "
+          "and no sampling logic, so ncu / nsys see clean launches (0 = normal sampling).");
+ABSL_FLAG(bool, samples, false, "Return the per-launch samples (at most 10,000) in the result.");
+ABSL_FLAG(bool, histogram, false,
+          "run: draw a text histogram of the samples (implies --samples); on stderr unless "
+          "--format=table.");
 ABSL_FLAG(int64_t, seed, -1, "Input data seed (-1 = server picks one, echoed in the result).");
 ABSL_FLAG(bool, progress, true, "sweep: show progress on stderr.");
 ABSL_FLAG(std::string, plan, "", "fleet: JSON plan file (a RunSweepRequest, as for --schedule_plan).");
@@ -168,8 +182,33 @@ bool ParseFormat(Format* format) {
   if (f == "table") *format = Format::kTable;
   else if (f == "json") *format = Format::kJson;
   else if (f == "csv") *format = Format::kCsv;
+  else if (f == "nvbench-json") *format = Format::kNvbenchJson;
   else {
-    std::cerr << "gpubench: --format must be table, json or csv (got '" << f << "')\n";
+    std::cerr << "gpubench: --format must be table, json, csv or nvbench-json (got '" << f
+              << "')\n";
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string>& Argv() {
+  static std::vector<std::string> argv;
+  return argv;
+}
+
+// Writes run/sweep output to --output_file, or stdout. False (after a message) when the file
+// cannot be written.
+bool Emit(const std::string& text) {
+  const std::string path = absl::GetFlag(FLAGS_output_file);
+  if (path.empty()) {
+    std::cout << text;
+    return true;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) {
+    std::cerr << "gpubench: cannot write --output_file " << path << "\n";
     return false;
   }
   return true;
@@ -187,7 +226,20 @@ bool FillMeasurement(v1::MeasurementOptions* m) {
   m->set_min_samples(absl::GetFlag(FLAGS_min_samples));
   m->set_max_samples(absl::GetFlag(FLAGS_max_samples));
   m->set_min_time_seconds(absl::GetFlag(FLAGS_min_time));
-  m->set_max_noise(absl::GetFlag(FLAGS_max_noise));
+  const double max_noise = absl::GetFlag(FLAGS_max_noise);
+  if (max_noise > 1) {
+    std::cerr << "gpubench: --max_noise " << max_noise
+              << " looks like a percent; it is a fraction of the mean (0.005 = 0.5%): for "
+              << max_noise << "% pass --max_noise=" << max_noise / 100 << "\n";
+    return false;
+  }
+  if (max_noise >= 0.1) {
+    std::cerr << "gpubench: note: --max_noise " << max_noise << " means " << 100 * max_noise
+              << "% relative standard deviation (a fraction, not a percent)\n";
+  }
+  m->set_max_noise(max_noise);
+  m->set_profile_runs(absl::GetFlag(FLAGS_profile_runs));
+  m->set_keep_samples(absl::GetFlag(FLAGS_samples) || absl::GetFlag(FLAGS_histogram));
   m->set_timeout_seconds(absl::GetFlag(FLAGS_timeout));
   return true;
 }
@@ -277,14 +329,21 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args
   v1::RunBenchmarkResponse response;
   grpc::Status status = stub.RunBenchmark(&context, request, &response);
   if (!status.ok()) return ReportRpcError("RunBenchmark", status);
+  std::string text;
   if (format == Format::kTable) {
-    std::cout << RenderResultDetail(response.result());
+    text = RenderResultDetail(response.result());
+    if (absl::GetFlag(FLAGS_histogram)) text += "\n" + RenderHistogram(response.result());
   } else if (format == Format::kJson) {
-    std::cout << ToJson(response.result());
+    text = ToJson(response.result());
+  } else if (format == Format::kNvbenchJson) {
+    text = RenderNvbenchJson({response.result()}, Argv());
   } else {
-    std::cout << RenderResults({response.result()}, {}, format);
+    text = RenderResults({response.result()}, {}, format);
   }
-  return kExitOk;
+  if (format != Format::kTable && absl::GetFlag(FLAGS_histogram)) {
+    std::cerr << RenderHistogram(response.result());
+  }
+  return Emit(text) ? kExitOk : kExitUsage;
 }
 
 bool SplitList(const std::string& flag, const std::string& text, std::vector<std::string>* out) {
@@ -354,8 +413,13 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
     }
   }
   grpc::Status status = reader->Finish();
-  std::cout << RenderResults(results, errors, format);
+  const bool written = Emit(format == Format::kNvbenchJson ? RenderNvbenchJson(results, Argv())
+                                                           : RenderResults(results, errors, format));
+  if (format == Format::kNvbenchJson) {
+    for (const auto& e : errors) std::cerr << "gpubench: error in item " << e.index() << ": " << e.message() << "\n";
+  }
   if (!status.ok()) return ReportRpcError("RunSweep", status);
+  if (!written) return kExitUsage;
   return errors.empty() ? kExitOk : kExitRunFailed;
 }
 
@@ -509,10 +573,12 @@ int main(int argc, char** argv) {
       "  gpubench autotune KERNEL --size 256Mi [--block_sizes 64,128,256] [--items_per_thread 4,8]"
       " [--apply]\n"
       "  gpubench fleet --plan plan.json --dns gpubench.ns.svc:50051 [--baseline old.json]\n\n"
-      "Common flags: --target host:port --format table|json|csv --mode cold|hot --device N\n"
+      "Common flags: --target host:port --format table|json|csv|nvbench-json --output_file F\n"
+      "  --mode cold|hot --device N --profile_runs N (ncu/nsys) --samples --histogram\n"
       "Sizes: 1000, 16K/16M/1G (powers of 1000), 16Ki/256Mi/1Gi (powers of 1024).\n"
       "Exit codes: 0 ok, 1 a run failed, 2 usage error, 3 server unreachable or deadline,\n"
       "4 not authenticated, 5 fleet regression against --baseline. Security: --tls --ca_cert --client_cert --client_key --token_file.");
+  for (int i = 0; i < argc; ++i) Argv().push_back(argv[i]);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() < 2) {
     std::cerr << "gpubench: missing command (kernels, devices, run, sweep); see --help\n";
@@ -521,6 +587,10 @@ int main(int argc, char** argv) {
   Format format;
   if (!ParseFormat(&format)) return kExitUsage;
   const std::string command = args[1];
+  if (format == Format::kNvbenchJson && command != "run" && command != "sweep") {
+    std::cerr << "gpubench: --format=nvbench-json is for run and sweep results\n";
+    return kExitUsage;
+  }
   if (command == "fleet") {
     if (!LoadToken()) return kExitUsage;
     return Fleet();

@@ -3,6 +3,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -197,7 +198,9 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
                       ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
                       absl::StrFormat("%.9g", r.timing().median_seconds()),
                       absl::StrFormat("%.9g", r.timing().mean_seconds()),
-                      absl::StrFormat("%.6g", r.timing().relative_noise()),
+                      r.timing().noise_known()
+                          ? absl::StrFormat("%.6g", r.timing().relative_noise())
+                          : "",
                       absl::StrFormat("%.6g", r.throughput().bandwidth_bytes_per_second()), peak,
                       verified, r.backend(), absl::StrCat(q.device_index()), r.run_id(), ""});
     } else {
@@ -206,7 +209,7 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
                       q.grid_size() > 0 ? absl::StrCat(q.items_per_thread()) : "lib",
                       ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
                       FormatSeconds(r.timing().median_seconds()),
-                      absl::StrFormat("%.2f%%", 100 * r.timing().relative_noise()),
+                      FormatNoise(r.timing()),
                       FormatBytesPerSecond(r.throughput().bandwidth_bytes_per_second()), peak,
                       verified,
                       !r.occupancy().limiter().empty()
@@ -238,7 +241,28 @@ std::string RenderResultDetail(const v1::RunResult& r) {
   absl::StrAppend(&out, "\nrun ", r.run_id(), " on ", r.backend(), " device ",
                   r.request().device_index(), " (", r.device().name(), ")\n");
   absl::StrAppend(&out, "  method        ", m.method(), "\n");
-  absl::StrAppend(&out, "  stop          ", m.stop_reason(), "\n");
+  absl::StrAppend(&out, "  stop          ", m.stop_rule().empty() ? "" : m.stop_rule() + ": ",
+                  m.stop_reason(), absl::StrFormat(" (%d samples taken, %.2f s)",
+                                                   m.samples_taken(), m.sampling_wall_seconds()),
+                  "\n");
+  for (const std::string& note : m.notes()) absl::StrAppend(&out, "  note          ", note, "\n");
+  const auto& t = r.timing();
+  if (!t.noise_known()) {
+    absl::StrAppend(&out, "  noise         unknown: ", t.samples(),
+                    " sample(s), fewer than two\n");
+  } else if (t.below_min_samples()) {
+    absl::StrAppend(&out, "  noise         ", absl::StrFormat("%.2f%%", 100 * t.relative_noise()),
+                    " from ", t.samples(), " samples, fewer than min_samples ",
+                    r.request().min_samples(), ": unreliable\n");
+  }
+  absl::StrAppend(&out, "  percentiles   p5 ", FormatSeconds(t.p5_seconds()), "  p25 ",
+                  FormatSeconds(t.p25_seconds()), "  p50 ", FormatSeconds(t.median_seconds()),
+                  "  p75 ", FormatSeconds(t.p75_seconds()), "  p95 ",
+                  FormatSeconds(t.p95_seconds()), "  IQR ", FormatSeconds(t.iqr_seconds()), "\n");
+  if (r.has_samples()) {
+    absl::StrAppend(&out, "  samples       ", r.samples().seconds_size(), " returned of ",
+                    r.samples().count(), r.samples().strided() ? " (evenly strided)" : "", "\n");
+  }
   absl::StrAppend(&out, "  timing        min ", FormatSeconds(r.timing().min_seconds()), "  median ",
                   FormatSeconds(r.timing().median_seconds()), "  mean ",
                   FormatSeconds(r.timing().mean_seconds()), "  max ",
@@ -311,6 +335,56 @@ std::string RenderResultDetail(const v1::RunResult& r) {
     absl::StrAppend(&out, "  achieved      unavailable: ", o.achieved_unavailable_reason(), "\n");
   }
   if (!r.explanation().empty()) absl::StrAppend(&out, "  verdict       ", r.explanation(), "\n");
+  return out;
+}
+
+std::string FormatNoise(const v1::TimingStatistics& t) {
+  if (!t.noise_known()) return absl::StrCat("n/a (", t.samples(), " sample", t.samples() == 1 ? "" : "s", ")");
+  std::string noise = absl::StrFormat("%.2f%%", 100 * t.relative_noise());
+  if (t.below_min_samples()) absl::StrAppend(&noise, " (<min_samples)");
+  return noise;
+}
+
+std::string RenderHistogram(const v1::RunResult& r, int bins) {
+  const auto& seconds = r.samples().seconds();
+  if (seconds.empty()) {
+    return "no samples in this result (ask for them with --samples or --histogram)\n";
+  }
+  std::vector<double> sorted(seconds.begin(), seconds.end());
+  std::sort(sorted.begin(), sorted.end());
+  const double lo = sorted.front();
+  // Bins end at the 99th percentile so one slow outlier does not squash the shape.
+  const double hi = sorted[static_cast<size_t>(0.99 * static_cast<double>(sorted.size() - 1))];
+  bins = std::max(1, bins);
+  const double width = hi > lo ? (hi - lo) / bins : 0;
+  std::vector<int64_t> counts(bins, 0);
+  int64_t above = 0;
+  for (double v : sorted) {
+    if (v > hi) {
+      ++above;
+      continue;
+    }
+    const int bin = width > 0 ? std::min(bins - 1, static_cast<int>((v - lo) / width)) : 0;
+    ++counts[bin];
+  }
+  const int64_t most = std::max<int64_t>(1, std::max(above, *std::max_element(counts.begin(), counts.end())));
+  constexpr int kBarWidth = 50;
+  std::string out = absl::StrCat("histogram of ", sorted.size(), " samples",
+                                 r.samples().strided()
+                                     ? absl::StrCat(" (evenly strided from ", r.samples().count(), ")")
+                                     : std::string(),
+                                 ", per-launch time:\n");
+  auto row = [&](const std::string& label, int64_t count) {
+    const int bar = static_cast<int>(std::llround(static_cast<double>(count) * kBarWidth / most));
+    absl::StrAppend(&out, label, std::string(std::max<size_t>(1, 26 - label.size()), ' '),
+                    absl::StrFormat("%7d ", count), std::string(bar, '#'), "\n");
+  };
+  for (int b = 0; b < (width > 0 ? bins : 1); ++b) {
+    row(absl::StrCat(FormatSeconds(lo + b * width), " - ",
+                     FormatSeconds(width > 0 ? lo + (b + 1) * width : hi)),
+        counts[b]);
+  }
+  if (above > 0) row(absl::StrCat("> ", FormatSeconds(hi)), above);
   return out;
 }
 

@@ -10,7 +10,7 @@
 
 namespace gpubench::client {
 
-enum class Format { kTable, kJson, kCsv };
+enum class Format { kTable, kJson, kCsv, kNvbenchJson };
 
 std::string ToJson(const google::protobuf::Message& message);
 
@@ -21,6 +21,13 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
                           const std::vector<v1::SweepItemError>& errors, Format format);
 // The detailed view of one result (table format of `gpubench run`).
 std::string RenderResultDetail(const v1::RunResult& result);
+// A text histogram of the result's returned samples (keep_samples), `bins` rows between the
+// smallest sample and the 99th percentile, one more row for slower outliers. Says so when the
+// result carries no samples.
+std::string RenderHistogram(const v1::RunResult& result, int bins = 20);
+// The noise column: "0.42%", "n/a (1 sample)" when unknown, "3.1% (<min_samples)" when below
+// min_samples.
+std::string FormatNoise(const v1::TimingStatistics& timing);
 
 }  // namespace gpubench::client
 

@@ -24,6 +24,16 @@ inline bool IsDeviceLost(const absl::Status& status) {
   return status.GetPayload(kDeviceLostPayload).has_value();
 }
 
+// Payload URL marking a sample lost because the blocking kernel timed out before the timed
+// launches were queued: the host was too slow, or a profiler (ncu) serializes every launch so the
+// queued launches can never overlap the blocking kernel. The engine then falls back to profile
+// mode (Session::UnblockedSample).
+inline constexpr char kBlockingTimeoutPayload[] = "type.gpubench.dev/blocking-kernel-timeout";
+
+inline bool IsBlockingTimeout(const absl::Status& status) {
+  return status.GetPayload(kBlockingTimeoutPayload).has_value();
+}
+
 // Facts about one device, as `gpu-specs` in the occupancy seed prints them. Fields a backend
 // cannot know are 0 or empty.
 struct DeviceInfo {
@@ -108,8 +118,22 @@ class Session {
   // Hot sample: times `batch` back-to-back launches together. Returns seconds for the batch.
   virtual absl::StatusOr<double> HotSample(int batch) = 0;
 
-  // The SM clock right now in Hz, for throttling detection; nullopt where not measurable.
+  // The SM clock in Hz during the last sample, for throttling detection; nullopt where not
+  // measurable. The CUDA backend reads it from the blocking kernel that held the stream just
+  // before the timed launches (no extra launch per sample).
   virtual std::optional<double> CurrentClockHz() = 0;
+
+  // Profile-friendly sample: flushes the caches when `flush_caches`, then times exactly one
+  // launch WITHOUT a blocking kernel, so a serializing profiler (ncu) or a tracer (nsys) sees
+  // plain launches. The time includes the launch latency of an idle stream. Returns seconds.
+  // Where there is no blocking kernel (CPU), this is the ordinary cold / hot-of-one sample.
+  virtual absl::StatusOr<double> UnblockedSample(bool flush_caches) {
+    return flush_caches ? ColdSample() : HotSample(1);
+  }
+
+  // Named range around a run for timeline tools (NVTX on CUDA; nothing elsewhere). Nested pairs.
+  virtual void PushRange(const std::string& name) {}
+  virtual void PopRange() {}
 
   // Restores the inputs, poisons the output, runs one launch and copies the output into `out`
   // (n elements of the variant's dtype).

@@ -57,7 +57,7 @@ ABSL_FLAG(int64_t, max_elements, int64_t{1} << 31, "Largest element count a requ
 ABSL_FLAG(int, queue_capacity, 64, "Pending runs per device before RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_sweep_items, 1000, "Most kernels x sizes x block sizes in one RunSweep.");
 ABSL_FLAG(int, default_min_samples, 10, "Samples at least, unless a request says otherwise.");
-ABSL_FLAG(double, default_min_time_seconds, 0.5, "Measured time at least, by default.");
+ABSL_FLAG(double, default_min_time_seconds, 0.05, "Measured time at least, by default.");
 ABSL_FLAG(double, default_max_noise, -1,
           "Relative stddev to stop at, by default (-1: 0.005 on cuda as nvbench, 0.02 on cpu, "
           "where a shared host rarely gets under 1%).");

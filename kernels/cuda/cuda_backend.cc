@@ -1,11 +1,14 @@
 #include "kernels/cuda/cuda_backend.h"
 
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
@@ -19,9 +22,10 @@ namespace {
 // A blocking kernel that waits longer than this means the host could not queue the timed
 // launches in time: the sample would include launch latency, so it is rejected.
 constexpr uint64_t kBlockingTimeoutNs = 2'000'000'000;
-// Window of the clock-measuring kernel: %globaltimer ticks about every microsecond, so 100 us
-// gives the SM clock to about 1%.
-constexpr uint64_t kClockWindowNs = 100'000;
+// Least wait of the blocking kernel, which reads the SM clock while it holds the stream:
+// %globaltimer ticks about every microsecond, so 20 us gives the clock to about 5%, ample for the
+// 75% throttling threshold. The host's queuing of the timed launches usually takes longer anyway.
+constexpr uint64_t kClockWindowNs = 20'000;
 
 std::string FormatUuid(const cudaUUID_t& uuid) {
   const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
@@ -46,18 +50,17 @@ class CudaSession final : public Session {
   ~CudaSession() override {
     cudaSetDevice(device_);
     if (stream_ != nullptr) {
-      *flag_ = 1;  // never leave a blocking kernel spinning
+      if (state_ != nullptr) state_->release = 1;  // never leave a blocking kernel spinning
       cudaStreamSynchronize(stream_);
     }
     if (start_ != nullptr) cudaEventDestroy(start_);
     if (stop_ != nullptr) cudaEventDestroy(stop_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
-    if (host_flag_ != nullptr) cudaFreeHost(host_flag_);
+    if (state_ != nullptr) cudaFreeHost(const_cast<cuda::BlockingState*>(state_));
     in0_.reset();
     in1_.reset();
     out_.reset();
     flush_.reset();
-    clock_.reset();
   }
 
   absl::Status Init() {
@@ -65,15 +68,15 @@ class CudaSession final : public Session {
     CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
     CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
-    // Flag and timeout word in pinned, mapped host memory: the host releases the blocking kernel
-    // by writing the flag while the stream is held.
-    CUDA_RETURN_IF_ERROR(cudaHostAlloc(&host_flag_, 2 * sizeof(int32_t), cudaHostAllocMapped));
-    flag_ = static_cast<volatile int32_t*>(host_flag_);
-    flag_[0] = 0;
-    flag_[1] = 0;
-    void* device_flag = nullptr;
-    CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&device_flag, host_flag_, 0));
-    device_flag_ = static_cast<int32_t*>(device_flag);
+    // The blocking kernel's state in pinned, mapped host memory: the host releases the kernel by
+    // writing `release` while the stream is held, and reads the clock it measured afterwards.
+    void* state = nullptr;
+    CUDA_RETURN_IF_ERROR(cudaHostAlloc(&state, sizeof(cuda::BlockingState), cudaHostAllocMapped));
+    state_ = static_cast<volatile cuda::BlockingState*>(state);
+    *const_cast<cuda::BlockingState*>(state_) = cuda::BlockingState{};
+    void* device_state = nullptr;
+    CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&device_state, state, 0));
+    device_state_ = static_cast<cuda::BlockingState*>(device_state);
 
     const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
     RETURN_IF_ERROR(Allocate(&in0_, bytes));
@@ -81,7 +84,6 @@ class CudaSession final : public Session {
     if (!data_.in1.empty()) RETURN_IF_ERROR(Allocate(&in1_, bytes));
     flush_bytes_ = static_cast<size_t>(std::max<int64_t>(info_.l2_cache_bytes, 1 << 20));
     RETURN_IF_ERROR(Allocate(&flush_, flush_bytes_));
-    RETURN_IF_ERROR(Allocate(&clock_, 2 * sizeof(unsigned long long)));
     CUDA_RETURN_IF_ERROR(cudaMemcpy(in0_.get(), data_.in0.data(), bytes, cudaMemcpyHostToDevice));
     if (in1_) {
       CUDA_RETURN_IF_ERROR(
@@ -105,23 +107,30 @@ class CudaSession final : public Session {
   }
 
   absl::StatusOr<double> ColdSample() override {
-    // Evict the run's data from L2 by writing a buffer of L2's size, a new value each time.
-    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(flush_.get(), ++flush_value_ & 0xff, flush_bytes_, stream_));
+    RETURN_IF_ERROR(FlushL2());
     return TimeLaunches(1);
   }
 
   absl::StatusOr<double> HotSample(int batch) override { return TimeLaunches(batch); }
 
-  std::optional<double> CurrentClockHz() override {
-    auto* d_out = static_cast<unsigned long long*>(clock_.get());
-    if (cuda::LaunchClockKernel(d_out, kClockWindowNs, stream_) != cudaSuccess) return std::nullopt;
-    unsigned long long host[2] = {0, 0};
-    if (cudaMemcpyAsync(host, d_out, sizeof(host), cudaMemcpyDeviceToHost, stream_) != cudaSuccess ||
-        cudaStreamSynchronize(stream_) != cudaSuccess || host[1] == 0) {
-      return std::nullopt;
-    }
-    return static_cast<double>(host[0]) / static_cast<double>(host[1]) * 1e9;
+  absl::StatusOr<double> UnblockedSample(bool flush_caches) override {
+    last_clock_hz_.reset();
+    if (flush_caches) RETURN_IF_ERROR(FlushL2());
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
+    RETURN_IF_ERROR(Launch());
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
+    CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
+    CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    float ms = 0;
+    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
   }
+
+  // Measured by the blocking kernel of the last sample while it held the stream.
+  std::optional<double> CurrentClockHz() override { return last_clock_hz_; }
+
+  void PushRange(const std::string& name) override { nvtxRangePushA(name.c_str()); }
+  void PopRange() override { nvtxRangePop(); }
 
   absl::Status RunOnceAndRead(void* out) override {
     RETURN_IF_ERROR(ResetOutput());
@@ -215,25 +224,42 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
+  // Evicts the run's data from L2 by writing a buffer of L2's size, a new value each time.
+  absl::Status FlushL2() {
+    CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(flush_.get(), ++flush_value_ & 0xff, flush_bytes_, stream_));
+    return absl::OkStatus();
+  }
+
   // Holds the stream with the blocking kernel, queues start event, `count` launches and stop
   // event, releases the stream and returns the events' elapsed time in seconds.
   absl::StatusOr<double> TimeLaunches(int count) {
-    flag_[0] = 0;
-    flag_[1] = 0;
-    CUDA_RETURN_IF_ERROR(cuda::LaunchBlockingKernel(device_flag_, device_flag_ + 1,
-                                                    kBlockingTimeoutNs, stream_));
+    last_clock_hz_.reset();
+    state_->release = 0;
+    state_->timed_out = 0;
+    state_->clock_cycles = 0;
+    state_->clock_ns = 0;
+    CUDA_RETURN_IF_ERROR(
+        cuda::LaunchBlockingKernel(device_state_, kClockWindowNs, kBlockingTimeoutNs, stream_));
     CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
     absl::Status launched = absl::OkStatus();
     for (int i = 0; i < count && launched.ok(); ++i) launched = Launch();
     CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
-    flag_[0] = 1;  // release
+    state_->release = 1;
     CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
     RETURN_IF_ERROR(launched);
     CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    if (flag_[1] != 0) {
-      return absl::UnavailableError(
-          "the blocking kernel timed out before the timed launches were queued; the host is too "
-          "slow or overloaded for a clean sample");
+    if (state_->timed_out != 0) {
+      absl::Status timed_out = absl::UnavailableError(
+          "the blocking kernel timed out before the timed launches were queued: a profiler that "
+          "serializes launches (ncu) is attached, or the host is too slow or overloaded for a "
+          "clean sample");
+      timed_out.SetPayload(kBlockingTimeoutPayload, absl::Cord("1"));
+      return timed_out;
+    }
+    if (state_->clock_ns > 0) {
+      last_clock_hz_ = static_cast<double>(state_->clock_cycles) /
+                       static_cast<double>(state_->clock_ns) * 1e9;
     }
     float ms = 0;
     CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
@@ -248,10 +274,10 @@ class CudaSession final : public Session {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
-  void* host_flag_ = nullptr;
-  volatile int32_t* flag_ = nullptr;
-  int32_t* device_flag_ = nullptr;
-  DeviceBuffer in0_, in1_, out_, flush_, clock_;
+  volatile cuda::BlockingState* state_ = nullptr;  // host view of the mapped state
+  cuda::BlockingState* device_state_ = nullptr;    // device view of the same memory
+  std::optional<double> last_clock_hz_;
+  DeviceBuffer in0_, in1_, out_, flush_;
   size_t flush_bytes_ = 0;
   int flush_value_ = 0;
   KernelBuffers buffers_;

@@ -6,16 +6,23 @@
 
 namespace gpubench::cuda {
 
-// Enqueues a one-thread kernel that spins until *flag (host-mapped memory) becomes non-zero or
-// `timeout_ns` of GPU time passes; on timeout it sets *timed_out = 1. Holding the stream this way
-// lets the timed launches queue up first, so host launch latency stays out of the timing
-// (nvbench's blocking kernel). Returns the cudaError_t of the launch.
-int LaunchBlockingKernel(const volatile int32_t* flag, int32_t* timed_out, uint64_t timeout_ns,
-                         void* stream);
+// What the blocking kernel reports, in pinned host-mapped memory the host reads after the sample.
+struct BlockingState {
+  int32_t release;         // host writes 1 to let the kernel end
+  int32_t timed_out;       // kernel writes 1 when it gave up waiting
+  uint64_t clock_cycles;   // SM cycles (clock64) over the wait; 0 on timeout
+  uint64_t clock_ns;       // %globaltimer ns over the same wait; 0 on timeout
+};
 
-// Enqueues a one-thread kernel that counts SM cycles (clock64) over `window_ns` of %globaltimer
-// and writes {cycles, elapsed_ns} to out[0..1]. cycles / elapsed_ns is the SM clock in GHz.
-int LaunchClockKernel(unsigned long long* out, uint64_t window_ns, void* stream);
+// Enqueues a one-thread kernel that spins until state->release becomes non-zero (and at least
+// `min_window_ns` have passed, so its clock reading is precise) or `timeout_ns` of GPU time
+// passes; on timeout it sets state->timed_out = 1. Holding the stream this way lets the timed
+// launches queue up first, so host launch latency stays out of the timing (nvbench's blocking
+// kernel). While it spins it counts SM cycles against %globaltimer: clock_cycles / clock_ns is
+// the SM clock just before the timed launches, for throttling detection without another launch.
+// `state` is the device pointer of host-mapped memory. Returns the cudaError_t of the launch.
+int LaunchBlockingKernel(BlockingState* state, uint64_t min_window_ns, uint64_t timeout_ns,
+                         void* stream);
 
 }  // namespace gpubench::cuda
 

@@ -11,37 +11,31 @@ __device__ __forceinline__ uint64_t GlobalTimerNs() {
   return t;
 }
 
-__global__ void BlockingKernel(const volatile int32_t* flag, int32_t* timed_out,
-                               uint64_t timeout_ns) {
+__global__ void BlockingKernel(BlockingState* state, uint64_t min_window_ns, uint64_t timeout_ns) {
+  volatile BlockingState* s = state;
   const uint64_t start = GlobalTimerNs();
-  while (*flag == 0) {
-    if (GlobalTimerNs() - start > timeout_ns) {
-      *timed_out = 1;
+  const long long start_cycles = clock64();
+  uint64_t now = start;
+  while (s->release == 0 || now - start < min_window_ns) {
+    now = GlobalTimerNs();
+    if (now - start > timeout_ns) {
+      s->clock_cycles = 0;
+      s->clock_ns = 0;
+      s->timed_out = 1;
       return;
     }
   }
-}
-
-__global__ void ClockKernel(unsigned long long* out, uint64_t window_ns) {
-  const uint64_t t0 = GlobalTimerNs();
-  const long long c0 = clock64();
-  uint64_t t1 = t0;
-  while (t1 - t0 < window_ns) t1 = GlobalTimerNs();
-  const long long c1 = clock64();
-  out[0] = static_cast<unsigned long long>(c1 - c0);
-  out[1] = t1 - t0;
+  const long long end_cycles = clock64();
+  s->clock_cycles = static_cast<uint64_t>(end_cycles - start_cycles);
+  s->clock_ns = now - start;
+  __threadfence_system();
 }
 
 }  // namespace
 
-int LaunchBlockingKernel(const volatile int32_t* flag, int32_t* timed_out, uint64_t timeout_ns,
+int LaunchBlockingKernel(BlockingState* state, uint64_t min_window_ns, uint64_t timeout_ns,
                          void* stream) {
-  BlockingKernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(flag, timed_out, timeout_ns);
-  return cudaGetLastError();
-}
-
-int LaunchClockKernel(unsigned long long* out, uint64_t window_ns, void* stream) {
-  ClockKernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(out, window_ns);
+  BlockingKernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(state, min_window_ns, timeout_ns);
   return cudaGetLastError();
 }
 

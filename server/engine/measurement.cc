@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -11,6 +12,7 @@
 #include "common/status_macros.h"
 #include "kernels/reference.h"
 #include "server/engine/explain.h"
+#include "server/engine/stopping.h"
 
 namespace gpubench {
 namespace {
@@ -20,7 +22,122 @@ std::string NewRunId() {
   return absl::StrFormat("%016x", rng());
 }
 
+// Pops the session's range on every return path.
+class ScopedRange {
+ public:
+  ScopedRange(Session& session, const std::string& name) : session_(session) {
+    session_.PushRange(name);
+  }
+  ~ScopedRange() { session_.PopRange(); }
+
+ private:
+  Session& session_;
+};
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Profile mode: `runs` launches, each timed alone without the blocking kernel; no stopping logic,
+// no throttle check. Appends per-launch seconds to `samples`; sets the measurement fields of
+// `result` with `reason` as the stop reason.
+absl::Status RunProfileLaunches(Session& session, const RunSpec& spec, int runs,
+                                const CancelledFn& cancelled, const std::string& reason,
+                                RunResult* result, std::vector<double>* samples) {
+  ScopedRange range(session, "profile launches");
+  const auto wall_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) {
+    if (cancelled()) return absl::CancelledError("run cancelled during profile launches");
+    ASSIGN_OR_RETURN(const double seconds,
+                     session.UnblockedSample(spec.cache_mode == CacheMode::kCold));
+    samples->push_back(seconds);
+  }
+  result->profile_mode = true;
+  result->hot_batch_size = 1;
+  result->throttled_samples = 0;
+  result->min_clock_hz.reset();
+  result->max_clock_hz.reset();
+  result->sampling_wall_seconds = SecondsSince(wall_start);
+  result->samples_taken = runs;
+  result->measured_seconds = 0;
+  for (double v : *samples) result->measured_seconds += v;
+  result->stop_rule = StopRule::kProfileRuns;
+  result->stop_reason = reason;
+  return absl::OkStatus();
+}
+
+// The sampling loop: samples fed one at a time to the stopper, throttled samples discarded with a
+// recovery pause. Sets the measurement fields of `result`; appends kept per-launch seconds to
+// `samples`. A blocking-kernel timeout before any kept sample is returned as is (the caller falls
+// back to profile mode).
+absl::Status Sample(Session& session, const RunSpec& spec, int batch, const CancelledFn& cancelled,
+                    RunResult* result, std::vector<double>* samples) {
+  const MeasurementOptions& m = spec.measurement;
+  ScopedRange range(session, "samples");
+  SamplingStopper stopper(
+      {.min_samples = m.min_samples,
+       .max_samples = m.max_samples,
+       .timeout_seconds = m.timeout_seconds,
+       .max_noise = m.max_noise,
+       .min_time_seconds = m.min_time_seconds},
+      std::make_unique<StdRelCriterion>(StdRelCriterion::Params{
+          .max_noise = m.max_noise, .min_time_seconds = m.min_time_seconds}));
+  const auto wall_start = std::chrono::steady_clock::now();
+  const double default_clock = result->device.sm_clock_hz;
+  double recovery_delay = kThrottleRecoveryDelaySeconds;
+  int throttled_in_a_row = 0;
+  StopRule rule = StopRule::kNone;
+  while (rule == StopRule::kNone) {
+    if (cancelled()) return absl::CancelledError("run cancelled while sampling");
+    absl::StatusOr<double> sample =
+        spec.cache_mode == CacheMode::kCold ? session.ColdSample() : session.HotSample(batch);
+    if (!sample.ok()) return sample.status();
+    const double device_seconds = *sample;
+    const double seconds = device_seconds / batch;
+    bool throttled = false;
+    if (std::optional<double> clock = session.CurrentClockHz(); clock.has_value()) {
+      result->min_clock_hz = std::min(result->min_clock_hz.value_or(*clock), *clock);
+      result->max_clock_hz = std::max(result->max_clock_hz.value_or(*clock), *clock);
+      throttled = default_clock > 0 && *clock < kThrottleThreshold * default_clock;
+    }
+    if (throttled) {
+      ++result->throttled_samples;
+      stopper.AddDiscarded();
+      // nvbench: pause so the GPU can recover; lengthen the pause while throttling persists.
+      if (++throttled_in_a_row > 2) recovery_delay += std::min(recovery_delay * 1.5, 0.5);
+      std::this_thread::sleep_for(std::chrono::duration<double>(recovery_delay));
+    } else {
+      throttled_in_a_row = 0;
+      samples->push_back(seconds);
+      stopper.AddKept(seconds, device_seconds);
+    }
+    rule = stopper.Decide(SecondsSince(wall_start));
+  }
+  result->stop_rule = rule;
+  result->stop_reason = stopper.reason();
+  result->noise_reached = rule == StopRule::kNoiseTarget;
+  result->measured_seconds = stopper.device_seconds();
+  result->samples_taken = stopper.taken();
+  result->sampling_wall_seconds = SecondsSince(wall_start);
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string RunRangeName(const RunSpec& spec, const std::string& run_id) {
+  return absl::StrCat("gpubench ", spec.kernel->name, " n=", spec.elements, " ",
+                      CacheModeName(spec.cache_mode), " run ", run_id);
+}
+
+std::vector<double> StrideSamples(const std::vector<double>& samples, int limit) {
+  if (limit <= 0) return {};
+  if (samples.size() <= static_cast<size_t>(limit)) return samples;
+  std::vector<double> out;
+  out.reserve(limit);
+  const double step = static_cast<double>(samples.size()) / limit;
+  for (int i = 0; i < limit; ++i) out.push_back(samples[static_cast<size_t>(i * step)]);
+  return out;
+}
 
 absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
                                      const CancelledFn& cancelled, ParallelPool* pool) {
@@ -37,79 +154,64 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    backend.Open(spec.device_index, kernel, spec.geometry, data));
   result.resources = session->Resources();
+  ScopedRange run_range(*session, RunRangeName(spec, result.run_id));
 
-  RETURN_IF_ERROR(session->Warmup(m.warmup_launches));
-
-  int batch = 1;
-  if (spec.cache_mode == CacheMode::kHot) {
-    // Size the batch from one launch timed after warm-up.
-    ASSIGN_OR_RETURN(const double one, session->HotSample(1));
-    batch = static_cast<int>(std::clamp(std::ceil(kHotBatchTargetSeconds / std::max(one, 1e-9)),
-                                        1.0, static_cast<double>(kMaxHotBatch)));
-  }
-  result.hot_batch_size = batch;
-
-  std::vector<double> samples;  // per-launch seconds
-  const auto wall_start = std::chrono::steady_clock::now();
-  const double default_clock = result.device.sm_clock_hz;
-  int total_samples = 0;
-  while (true) {
-    if (cancelled()) return absl::CancelledError("run cancelled while sampling");
-    double seconds;
-    if (spec.cache_mode == CacheMode::kCold) {
-      ASSIGN_OR_RETURN(seconds, session->ColdSample());
+  std::vector<double> samples;  // per-launch seconds, kept samples in time order
+  if (m.profile_runs > 0) {
+    // Profile mode: no warm-up, so the first launches a profiler sees are the timed ones.
+    RETURN_IF_ERROR(RunProfileLaunches(
+        *session, spec, m.profile_runs, cancelled,
+        absl::StrCat("profile mode: ", m.profile_runs,
+                     " launches, each timed alone without the blocking kernel (times include "
+                     "launch latency; for profilers, not for reporting)"),
+        &result, &samples));
+  } else {
+    {
+      ScopedRange range(*session, "warm-up");
+      RETURN_IF_ERROR(session->Warmup(m.warmup_launches));
+    }
+    int batch = 1;
+    if (spec.cache_mode == CacheMode::kHot) {
+      // Size the batch from one launch timed after warm-up.
+      absl::StatusOr<double> one = session->HotSample(1);
+      if (one.ok()) {
+        batch = static_cast<int>(std::clamp(std::ceil(kHotBatchTargetSeconds / std::max(*one, 1e-9)),
+                                            1.0, static_cast<double>(kMaxHotBatch)));
+      } else if (!IsBlockingTimeout(one.status())) {
+        return one.status();
+      }
+    }
+    result.hot_batch_size = batch;
+    absl::Status sampled = Sample(*session, spec, batch, cancelled, &result, &samples);
+    if (IsBlockingTimeout(sampled) && samples.empty()) {
+      // A serializing profiler (ncu) never lets the queued launches overlap the blocking kernel:
+      // measure the way profile mode does instead of failing.
+      const int runs = std::max(1, m.min_samples);
+      result.notes.push_back(absl::StrCat(
+          "the blocking kernel timed out (", sampled.message(), "); fell back to profile mode: ",
+          runs, " launches (min_samples) without the blocking kernel, each timed alone. Under a "
+          "profiler the times include its overhead; set measurement.profile_runs (gpubench "
+          "--profile_runs) to ask for this mode directly"));
+      RETURN_IF_ERROR(RunProfileLaunches(
+          *session, spec, runs, cancelled,
+          absl::StrCat("profile mode (fallback): ", runs,
+                       " launches timed without the blocking kernel"),
+          &result, &samples));
     } else {
-      ASSIGN_OR_RETURN(const double batch_seconds, session->HotSample(batch));
-      seconds = batch_seconds / batch;
-    }
-    ++total_samples;
-    bool keep = true;
-    if (std::optional<double> clock = session->CurrentClockHz(); clock.has_value()) {
-      result.min_clock_hz = std::min(result.min_clock_hz.value_or(*clock), *clock);
-      result.max_clock_hz = std::max(result.max_clock_hz.value_or(*clock), *clock);
-      if (default_clock > 0 && *clock < kThrottleThreshold * default_clock) {
-        keep = false;
-        ++result.throttled_samples;
-      }
-    }
-    if (keep) {
-      samples.push_back(seconds);
-      result.measured_seconds += seconds * batch;
-    }
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    const int kept = static_cast<int>(samples.size());
-    if (kept >= m.min_samples && result.measured_seconds >= m.min_time_seconds) {
-      const SampleStatistics s = ComputeStatistics(samples);
-      if (s.relative_noise <= m.max_noise) {
-        result.noise_reached = true;
-        result.stop_reason = absl::StrFormat(
-            "noise %.3f%% <= max_noise %.3f%% after %d samples", 100 * s.relative_noise,
-            100 * m.max_noise, kept);
-        break;
-      }
-    }
-    if (kept >= m.max_samples) {
-      result.stop_reason = absl::StrCat("max_samples ", m.max_samples, " reached");
-      break;
-    }
-    if (wall >= m.timeout_seconds) {
-      result.stop_reason = absl::StrFormat(
-          "timeout %.3g s reached with %d samples kept of %d; noise target not reached", 
-          m.timeout_seconds, kept, total_samples);
-      break;
+      RETURN_IF_ERROR(sampled);
     }
   }
   if (samples.empty()) {
     return absl::UnavailableError(absl::StrCat(
-        "all ", total_samples, " samples were taken while the SM clock was throttled below ",
+        "all ", result.samples_taken, " samples were taken while the SM clock was throttled below ",
         kThrottleThreshold * 100, "% of its default; no result"));
   }
-  result.stats = ComputeStatistics(samples);
-  if (!result.noise_reached && result.stats.relative_noise <= m.max_noise &&
-      samples.size() >= static_cast<size_t>(m.min_samples)) {
-    result.noise_reached = true;  // stopped by max_samples with the noise target met anyway
-  }
+  result.stats = ComputeStatistics(samples);  // the full statistics, once
+  result.sample_count = static_cast<int>(samples.size());
+  result.noise_known = samples.size() >= 2;
+  result.below_min_samples = !result.profile_mode && result.sample_count < m.min_samples;
+  result.noise_reached = result.noise_reached && result.noise_known && !result.below_min_samples;
+  if (m.keep_samples) result.sample_seconds = StrideSamples(samples, kMaxReturnedSamples);
 
   result.bytes_moved = spec.elements * kernel.bytes_per_element;
   result.bandwidth_bytes_per_second = result.bytes_moved / result.stats.median_seconds;

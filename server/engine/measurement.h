@@ -1,9 +1,13 @@
-// Runs one RunSpec on a backend the nvbench way: warm-up, cold or hot samples, stopping criteria,
-// throttling detection, statistics, verification against the host reference.
+// Runs one RunSpec on a backend the nvbench way: warm-up, cold or hot samples fed one at a time to
+// a stopping criterion (stopping.h), throttling detection with a recovery delay, statistics once
+// at the end, verification against the host reference. Or, in profile mode, a fixed number of
+// plain launches for ncu / nsys. Every run sits in a named range (NVTX on CUDA).
 #ifndef GPUBENCH_SERVER_ENGINE_MEASUREMENT_H_
 #define GPUBENCH_SERVER_ENGINE_MEASUREMENT_H_
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/parallel.h"
@@ -23,6 +27,18 @@ constexpr double kHotBatchTargetSeconds = 2e-3;
 constexpr int kMaxHotBatch = 256;
 // Samples whose SM clock was below this fraction of the default clock are discarded (nvbench).
 constexpr double kThrottleThreshold = 0.75;
+// Pause after a throttled sample to let the GPU recover (nvbench's default); it grows by up to
+// 0.5 s per sample while throttling persists for more than two samples in a row.
+constexpr double kThrottleRecoveryDelaySeconds = 0.05;
+// Most samples a result returns when asked (keep_samples); sample_count keeps the true count.
+constexpr int kMaxReturnedSamples = 10000;
+
+// The name of a run's range in timeline tools: "gpubench <kernel> n=<elements> <cold|hot> run
+// <run_id>".
+std::string RunRangeName(const RunSpec& spec, const std::string& run_id);
+
+// At most `limit` of `samples`, evenly strided over the whole run (time order kept).
+std::vector<double> StrideSamples(const std::vector<double>& samples, int limit);
 
 // Measures `spec` on `backend`. CANCELLED when `cancelled` turns true; the backend's errors
 // otherwise. A failed verification is an OK RunResult whose verification says so: the caller

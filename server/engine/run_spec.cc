@@ -3,6 +3,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 
@@ -219,9 +220,19 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                              limits.max_samples_limit));
   RETURN_IF_ERROR(CheckRange("measurement.min_time_seconds", r.min_time_seconds, 0.0,
                              limits.max_min_time_seconds));
+  if (r.max_noise > 1.0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "measurement.max_noise = %g looks like a percent: gpubench takes a fraction of the mean "
+        "(0.005 = 0.5%%; nvbench's --max-noise takes percent). For %g%% pass %g",
+        r.max_noise, r.max_noise, r.max_noise / 100));
+  }
   RETURN_IF_ERROR(CheckRange("measurement.max_noise", r.max_noise, 1e-6, 1.0));
   RETURN_IF_ERROR(CheckRange("measurement.timeout_seconds", r.timeout_seconds, 1e-3,
                              limits.max_timeout_seconds));
+  r.profile_runs = m.profile_runs;
+  RETURN_IF_ERROR(
+      CheckRange("measurement.profile_runs", r.profile_runs, 0, limits.max_profile_runs));
+  r.keep_samples = m.keep_samples;
 
   spec.cache_mode = request.cache_mode.value_or(CacheMode::kCold);
   spec.verify = request.verify.value_or(true);

@@ -36,6 +36,8 @@ RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
   r.measurement.min_time_seconds = m.min_time_seconds();
   r.measurement.max_noise = m.max_noise();
   r.measurement.timeout_seconds = m.timeout_seconds();
+  r.measurement.profile_runs = m.profile_runs();
+  r.measurement.keep_samples = m.keep_samples();
   if (request.has_verify()) r.verify = request.verify();
   if (request.has_seed()) r.seed = request.seed();
   r.profile = request.profile();
@@ -118,6 +120,8 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_profile(s.profile);
   req->set_block_size_source(s.block_size_source);
   req->set_dynamic_shared_bytes(s.geometry.dynamic_shared_bytes);
+  req->set_profile_runs(s.measurement.profile_runs);
+  req->set_keep_samples(s.measurement.keep_samples);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());
   ToTimestamp(r.finished_at, out->mutable_finished_at());
@@ -130,9 +134,21 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   t->set_max_seconds(r.stats.max_seconds);
   t->set_stddev_seconds(r.stats.stddev_seconds);
   t->set_relative_noise(r.stats.relative_noise);
+  t->set_p5_seconds(r.stats.p5_seconds);
+  t->set_p25_seconds(r.stats.p25_seconds);
+  t->set_p75_seconds(r.stats.p75_seconds);
+  t->set_p95_seconds(r.stats.p95_seconds);
+  t->set_iqr_seconds(r.stats.iqr_seconds);
+  t->set_noise_known(r.noise_known);
+  t->set_below_min_samples(r.below_min_samples);
 
   v1::MeasurementSummary* m = out->mutable_measurement();
-  if (s.cache_mode == CacheMode::kCold) {
+  if (r.profile_mode) {
+    m->set_method(absl::StrFormat(
+        "profile mode (%s): each launch timed alone%s, no blocking kernel, no stopping rule",
+        s.cache_mode == CacheMode::kCold ? "cold" : "hot",
+        s.cache_mode == CacheMode::kCold ? " after a cache flush" : ""));
+  } else if (s.cache_mode == CacheMode::kCold) {
     m->set_method(r.backend == "cuda"
                       ? "cold: L2 flushed, stream held by a blocking kernel, one launch timed "
                         "with CUDA events per sample"
@@ -152,6 +168,17 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   m->set_measured_seconds(r.measured_seconds);
   m->set_min_sm_clock_hz(r.min_clock_hz.value_or(0));
   m->set_max_sm_clock_hz(r.max_clock_hz.value_or(0));
+  m->set_stop_rule(StopRuleName(r.stop_rule));
+  m->set_profile_mode(r.profile_mode);
+  for (const std::string& note : r.notes) m->add_notes(note);
+  m->set_samples_taken(r.samples_taken);
+  m->set_sampling_wall_seconds(r.sampling_wall_seconds);
+  if (s.measurement.keep_samples) {
+    v1::SampleTimes* samples = out->mutable_samples();
+    samples->mutable_seconds()->Assign(r.sample_seconds.begin(), r.sample_seconds.end());
+    samples->set_count(r.sample_count);
+    samples->set_strided(static_cast<int>(r.sample_seconds.size()) < r.sample_count);
+  }
 
   v1::Throughput* tp = out->mutable_throughput();
   tp->set_bytes_moved(r.bytes_moved);

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -405,6 +406,56 @@ TEST_F(E2ETest, CliCommandsAndExitCodes) {
   EXPECT_EQ(RunCli("run add_f32 --size=12X " + t).exit_code, 2);
   EXPECT_EQ(RunCli("frobnicate " + t).exit_code, 2);
   EXPECT_EQ(RunCli("kernels --target=127.0.0.1:1 --rpc_timeout_seconds=2").exit_code, 3);
+}
+
+TEST_F(E2ETest, MeasurementV2ThroughTheCli) {
+  const std::string t = "--target=" + server_->target();
+  // Profile mode: exactly N plain launches, said so in the result.
+  CliResult profile = RunCli("run add_f32 --size=4Ki --profile_runs=5 --format=json " + t);
+  ASSERT_EQ(profile.exit_code, 0) << profile.out;
+  v1::RunResult parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(profile.out, &parsed).ok());
+  EXPECT_TRUE(parsed.measurement().profile_mode());
+  EXPECT_EQ(parsed.measurement().stop_rule(), "profile_runs");
+  EXPECT_EQ(parsed.timing().samples(), 5);
+  EXPECT_EQ(parsed.request().profile_runs(), 5);
+  EXPECT_TRUE(parsed.verification().passed());
+
+  // Samples and a histogram; percentiles in the detail view.
+  CliResult hist = RunCli("run add_f32 --size=4Ki --histogram --max_samples=200 " + t);
+  ASSERT_EQ(hist.exit_code, 0) << hist.out;
+  EXPECT_NE(hist.out.find("histogram of "), std::string::npos) << hist.out;
+  EXPECT_NE(hist.out.find("percentiles   p5 "), std::string::npos) << hist.out;
+  CliResult samples = RunCli("run add_f32 --size=4Ki --samples --max_samples=30 --format=json " + t);
+  ASSERT_EQ(samples.exit_code, 0);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(samples.out, &parsed).ok());
+  EXPECT_EQ(parsed.samples().seconds_size(), parsed.timing().samples());
+  EXPECT_EQ(parsed.samples().count(), parsed.timing().samples());
+  EXPECT_GT(parsed.timing().p95_seconds(), 0);
+  EXPECT_FALSE(parsed.measurement().stop_rule().empty());
+
+  // nvbench JSON to a file, cold and hot of one state.
+  const std::string file = ::testing::TempDir() + "/gpubench_nvbench.json";
+  for (const char* mode : {"cold", "hot"}) {
+    CliResult sweep = RunCli(absl::StrCat("sweep --kernels=add_f32 --sizes=4Ki --mode=", mode,
+                                          " --format=nvbench-json --output_file=", file,
+                                          mode == std::string("hot") ? ".hot " : " ", t));
+    ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+  }
+  for (const std::string& path : {file, file + ".hot"}) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_NE(text.str().find("\"1.0.0\""), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find(path == file ? "nv/cold/time/gpu/mean" : "nv/batch/time/gpu/mean"),
+              std::string::npos)
+        << text.str();
+  }
+
+  // max_noise is a fraction: a percent-looking value is refused before any RPC.
+  CliResult percent = RunCli("run add_f32 --size=1000 --max_noise=5 " + t, true);
+  EXPECT_EQ(percent.exit_code, 2);
+  EXPECT_NE(percent.out.find("looks like a percent"), std::string::npos) << percent.out;
 }
 
 TEST(E2ETunedDefaultsFile, AutotuneApplySurvivesARestartAndABadFileStopsStartup) {

@@ -7,6 +7,10 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/cord.h"
 
 #include "kernels/backend.h"
 #include "kernels/cpu_backend.h"
@@ -24,6 +28,11 @@ struct FakeScript {
   std::atomic<int>* samples_taken = nullptr;
   bool corrupt_output = false;
   std::optional<absl::Status> sample_error;  // returned by every sample when set
+  // Blocked samples (cold / hot) fail as if a serializing profiler held the blocking kernel;
+  // unblocked (profile-mode) samples still work.
+  bool blocking_timeout = false;
+  std::atomic<int>* unblocked_samples = nullptr;  // counts UnblockedSample calls
+  std::vector<std::string>* ranges = nullptr;     // PushRange names, in order
   int64_t free_memory_bytes = int64_t{1} << 30;
   int devices = 1;
   int compute_capability = 0;                   // major x 10 + minor; 0 = not a CUDA device
@@ -40,9 +49,20 @@ class FakeSession final : public Session {
   absl::Status Warmup(int) override { return absl::OkStatus(); }
   absl::StatusOr<double> ColdSample() override {
     if (script_.sample_error) return *script_.sample_error;
+    if (script_.blocking_timeout) return BlockingTimeout();
     return Next();
   }
-  absl::StatusOr<double> HotSample(int batch) override { return Next() * batch; }
+  absl::StatusOr<double> HotSample(int batch) override {
+    if (script_.blocking_timeout) return BlockingTimeout();
+    return Next() * batch;
+  }
+  absl::StatusOr<double> UnblockedSample(bool) override {
+    if (script_.unblocked_samples != nullptr) ++*script_.unblocked_samples;
+    return Next();
+  }
+  void PushRange(const std::string& name) override {
+    if (script_.ranges != nullptr) script_.ranges->push_back(name);
+  }
   std::optional<double> CurrentClockHz() override { return script_.clock_hz(sample_ - 1); }
   absl::Status RunOnceAndRead(void* out) override {
     absl::Status s = real_->RunOnceAndRead(out);
@@ -53,6 +73,11 @@ class FakeSession final : public Session {
   AchievedCounters ProfileCounters() override { return real_->ProfileCounters(); }
 
  private:
+  static absl::Status BlockingTimeout() {
+    absl::Status s = absl::UnavailableError("the blocking kernel timed out (fake)");
+    s.SetPayload(kBlockingTimeoutPayload, absl::Cord("1"));
+    return s;
+  }
   double Next() {
     if (script_.release != nullptr) {
       while (!script_.release->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

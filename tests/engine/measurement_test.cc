@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
 #include "engine/fake_backend.h"
 
 namespace gpubench {
@@ -64,16 +68,149 @@ TEST_F(MeasureTest, NoisySamplesStopAtMaxSamplesWithNoiseNotReached) {
 }
 
 TEST_F(MeasureTest, TimeoutEndsAnEndlessNoisyRun) {
+  // Ever slower samples: the noise estimate never settles, so only the timeout ends the run.
   backend_->script().seconds = [](int i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    return i % 2 ? 2e-3 : 1e-3;
+    return 1e-3 * std::exp(0.05 * i);
   };
   RunSpec spec = Spec();
   spec.measurement.timeout_seconds = 0.2;
   absl::StatusOr<RunResult> r = Measure(spec);
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->noise_reached);
+  EXPECT_EQ(r->stop_rule, StopRule::kTimeout);
   EXPECT_NE(r->stop_reason.find("timeout"), std::string::npos);
+}
+
+TEST_F(MeasureTest, StableNoiseAboveTheTargetStopsByConvergence) {
+  // 1 ms / 2 ms alternating: 33% noise, never under 0.5%, but stable: no 30 s timeout.
+  backend_->script().seconds = [](int i) { return i % 2 ? 2e-3 : 1e-3; };
+  absl::StatusOr<RunResult> r = Measure(Spec());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stop_rule, StopRule::kNoiseConverged) << r->stop_reason;
+  EXPECT_FALSE(r->noise_reached);
+  EXPECT_LT(r->stats.count, 2000);
+  EXPECT_TRUE(r->noise_known);
+}
+
+TEST_F(MeasureTest, ThrottledSamplesPauseForRecovery) {
+  backend_->script().default_clock_hz = 2e9;
+  backend_->script().clock_hz = [](int i) { return std::optional<double>(i < 4 ? 1e9 : 2e9); };
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<RunResult> r = Measure(Spec());
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->throttled_samples, 4);
+  EXPECT_EQ(r->samples_taken, 14);
+  EXPECT_EQ(r->stats.count, 10);
+  // 0.05 + 0.05 + 0.05 s, then the pause grows (third throttle in a row): + 0.125 s.
+  EXPECT_GE(wall, 0.05 * 3 + 0.125);
+}
+
+TEST_F(MeasureTest, ProfileModeRunsExactlyNPlainLaunches) {
+  std::atomic<int> unblocked{0};
+  backend_->script().unblocked_samples = &unblocked;
+  backend_->script().seconds = [](int i) { return (i + 1) * 1e-3; };
+  RunSpec spec = Spec();
+  spec.measurement.profile_runs = 7;
+  absl::StatusOr<RunResult> r = Measure(spec);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(unblocked.load(), 7);
+  EXPECT_TRUE(r->profile_mode);
+  EXPECT_EQ(r->stop_rule, StopRule::kProfileRuns);
+  EXPECT_EQ(r->stats.count, 7);
+  EXPECT_DOUBLE_EQ(r->stats.median_seconds, 4e-3);
+  EXPECT_TRUE(r->notes.empty());
+  ASSERT_TRUE(r->verification.has_value());
+  EXPECT_TRUE(r->verification->passed);
+}
+
+TEST_F(MeasureTest, BlockingKernelTimeoutFallsBackToProfileModeWithANote) {
+  std::atomic<int> unblocked{0};
+  backend_->script().blocking_timeout = true;
+  backend_->script().unblocked_samples = &unblocked;
+  for (CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
+    unblocked = 0;
+    RunSpec spec = Spec();
+    spec.cache_mode = mode;
+    absl::StatusOr<RunResult> r = Measure(spec);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->profile_mode);
+    EXPECT_EQ(r->stop_rule, StopRule::kProfileRuns);
+    EXPECT_EQ(unblocked.load(), spec.measurement.min_samples);
+    EXPECT_EQ(r->stats.count, spec.measurement.min_samples);
+    EXPECT_EQ(r->hot_batch_size, 1);
+    ASSERT_EQ(r->notes.size(), 1u);
+    EXPECT_NE(r->notes[0].find("blocking kernel timed out"), std::string::npos) << r->notes[0];
+    EXPECT_NE(r->notes[0].find("profile_runs"), std::string::npos) << r->notes[0];
+  }
+}
+
+TEST_F(MeasureTest, OtherSampleErrorsStillFail) {
+  backend_->script().sample_error = absl::InternalError("launch failed");
+  absl::StatusOr<RunResult> r = Measure(Spec());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+}
+
+TEST_F(MeasureTest, OneSampleIsLabelledNoiseUnknownNeverZero) {
+  backend_->script().seconds = [](int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return 1e-3;
+  };
+  RunSpec spec = Spec();
+  spec.measurement.timeout_seconds = 0.001;
+  absl::StatusOr<RunResult> r = Measure(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stats.count, 1);
+  EXPECT_FALSE(r->noise_known);
+  EXPECT_TRUE(r->below_min_samples);
+  EXPECT_FALSE(r->noise_reached);
+  EXPECT_EQ(r->stop_rule, StopRule::kTimeout);
+  EXPECT_NE(r->stop_reason.find("min_samples 10 not reached"), std::string::npos) << r->stop_reason;
+}
+
+TEST_F(MeasureTest, SamplesOnRequestAndPercentiles) {
+  backend_->script().seconds = [](int i) { return (1 + i % 5) * 1e-3; };
+  RunSpec spec = Spec();
+  spec.measurement.max_samples = 50;
+  spec.measurement.keep_samples = true;
+  absl::StatusOr<RunResult> r = Measure(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->sample_count, r->stats.count);
+  ASSERT_EQ(r->sample_seconds.size(), static_cast<size_t>(r->stats.count));
+  EXPECT_DOUBLE_EQ(r->sample_seconds[0], 1e-3);
+  EXPECT_DOUBLE_EQ(r->sample_seconds[1], 2e-3);
+  EXPECT_DOUBLE_EQ(r->stats.median_seconds, 3e-3);
+  EXPECT_DOUBLE_EQ(r->stats.p5_seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(r->stats.p95_seconds, 5e-3);
+  spec.measurement.keep_samples = false;
+  r = Measure(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->sample_seconds.empty());
+}
+
+TEST(StrideSamples, BoundedEvenlyAndInOrder) {
+  std::vector<double> v(25000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+  const std::vector<double> s = StrideSamples(v, kMaxReturnedSamples);
+  ASSERT_EQ(s.size(), 10000u);
+  EXPECT_EQ(s.front(), 0);
+  EXPECT_EQ(s[1], 2);  // stride 2.5: 0, 2, 5, 7, ...
+  EXPECT_EQ(s[2], 5);
+  EXPECT_GE(s.back(), 24997);
+  EXPECT_TRUE(std::is_sorted(s.begin(), s.end()));
+  EXPECT_EQ(StrideSamples({1, 2, 3}, 10).size(), 3u);
+}
+
+TEST_F(MeasureTest, EveryRunIsANamedRange) {
+  std::vector<std::string> ranges;
+  backend_->script().ranges = &ranges;
+  absl::StatusOr<RunResult> r = Measure(Spec("add_f32", 4096));
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(ranges.empty());
+  EXPECT_EQ(ranges[0], "gpubench add_f32 n=4096 cold run " + r->run_id);
+  EXPECT_EQ(ranges[0], RunRangeName(r->spec, r->run_id));
 }
 
 TEST_F(MeasureTest, ThrottledSamplesAreDiscarded) {
