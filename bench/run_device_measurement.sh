@@ -23,6 +23,8 @@ BACKEND=${BACKEND:-cuda}
 SUBSET=${SUBSET:-add_f32,add_f16x8_pack,cub_add_f32}
 NCU_KERNELS=${NCU_KERNELS:-add_f32,add_f32x4,add_f16x8_pack}
 SIZES=${SIZES:-1Mi,16Mi,256Mi}
+REPEAT_SIZES=${REPEAT_SIZES:-1Mi 16Mi 256Mi}
+TTR_SIZES=${TTR_SIZES:-1000 1Mi}
 export LD_LIBRARY_PATH=$LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 PATH=$PATH:/usr/local/cuda/bin
 pack() { tar czf "$OUT/m2.tar.gz" -C "$R" . ; }
@@ -43,7 +45,9 @@ start_server() {
 # descendants PID: every process below PID (a profiler's child server, say).
 descendants() {
   local child
-  for child in $(pgrep -P "$1" 2>/dev/null); do echo "$child"; descendants "$child"; done
+  for child in $(awk -v parent="$1" '$4 == parent {print $1}' /proc/[0-9]*/stat 2>/dev/null); do
+    echo "$child"; descendants "$child"
+  done
 }
 # stop_server PID: SIGTERM to the gpubench_server at or below PID (so a profiler around it sees the
 # application exit and writes its report), then up to 60 s for PID to finish, then SIGKILL.
@@ -64,7 +68,7 @@ timed() {
   timeout "$limit" "$@"
   rc=$?
   t1=$(now)
-  log "$name rc=$rc wall_s=$(echo "$t1 - $t0" | bc -l | xargs printf '%.2f')"
+  log "$name rc=$rc wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')"
   return $rc
 }
 
@@ -72,16 +76,20 @@ timed() {
   command -v ncu nsys; ncu --version 2>&1 | tail -1; } > "$R/machine.txt" 2>&1
 cat "$R/machine.txt"
 
+# 0. the GPU unit tests of this change (clock read by the blocking kernel, profile mode on CUDA)
+if [[ -x $NEW/gpu_test ]]; then
+  timed gpu_test 120 "$NEW/gpu_test" --gtest_filter='CudaTest.*' > "$R/gpu_test.log" 2>&1
+fi
 start_server new "$NEW"
 log "new server $T"
 "$NEW/gpubench" devices --target="$T" > "$R/devices.txt" 2>&1
 # 1. time to a result at the defaults
-for n in 1000 1Mi; do
+for n in $TTR_SIZES; do
   timed "ttr_new_$n" 60 "$NEW/gpubench" run add_f32 --size=$n --target="$T" --format=json > "$R/ttr_new_$n.json" 2>> "$R/err.txt"
 done
 pack
 # 3. repeatability (cold, defaults)
-for n in 1Mi 16Mi 256Mi; do
+for n in $REPEAT_SIZES; do
   for i in 1 2 3 4 5; do
     timeout 60 "$NEW/gpubench" run add_f32 --size=$n --target="$T" --format=csv 2>> "$R/err.txt" | tail -n +2 >> "$R/repeat_new.csv"
   done

@@ -65,6 +65,29 @@ TEST_F(CudaTest, DescribeFillsTheSpecs) {
   EXPECT_FALSE(d->driver_version.empty());
 }
 
+// Measurement v2 on the GPU: the blocking kernel reads the SM clock (no extra launch), profile
+// mode runs exactly N plain launches, and both agree with each other within launch overhead.
+TEST_F(CudaTest, ClockFromTheBlockingKernelAndProfileMode) {
+  RunRequest r = Quick("add_f32", int64_t{16} << 20);
+  r.measurement.min_samples = 20;
+  absl::StatusOr<RunResult> sampled = Run(r);
+  ASSERT_TRUE(sampled.ok()) << sampled.status();
+  ASSERT_TRUE(sampled->min_clock_hz.has_value()) << "no clock read by the blocking kernel";
+  EXPECT_GT(*sampled->max_clock_hz, 0.3 * sampled->device.sm_clock_hz);
+  EXPECT_LT(*sampled->max_clock_hz, 1.5 * sampled->device.sm_clock_hz);
+  EXPECT_FALSE(sampled->profile_mode);
+  r.measurement.profile_runs = 4;
+  absl::StatusOr<RunResult> profiled = Run(r);
+  ASSERT_TRUE(profiled.ok()) << profiled.status();
+  EXPECT_TRUE(profiled->profile_mode);
+  EXPECT_EQ(profiled->stats.count, 4);
+  EXPECT_EQ(profiled->stop_rule, StopRule::kProfileRuns);
+  EXPECT_TRUE(profiled->verification->passed);
+  // One 16Mi launch is ~60 us; an unblocked launch adds only microseconds of launch latency.
+  EXPECT_NEAR(profiled->stats.median_seconds, sampled->stats.median_seconds,
+              0.25 * sampled->stats.median_seconds);
+}
+
 class EveryCudaVariant : public CudaTest, public ::testing::WithParamInterface<const KernelVariant*> {};
 
 TEST_P(EveryCudaVariant, VerifiedAtOddSizesColdAndHot) {
