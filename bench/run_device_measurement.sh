@@ -10,6 +10,7 @@
 #   2. default-option sweeps, cold and hot, 1Mi,16Mi,256Mi: every add/copy variant (new), and a
 #      subset (SUBSET) with both old and new servers, timed (old cold small items run 15 s each)
 #   3. repeatability: 5 default runs of add_f32 at 1Mi, 16Mi and 256Mi, cold (new)
+#   (the old server's sweep runs after step 4: it is the longest and most predictable step)
 #   4. Nsight Compute on the new server: profile mode (--profile_runs=5) for NCU_KERNELS at 16Mi
 #      and 256Mi, gpu__time_duration.sum with caches flushed and clocks not locked; one default
 #      run under ncu to show the blocking-kernel fallback
@@ -29,7 +30,8 @@ export LD_LIBRARY_PATH=$LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 PATH=$PATH:/usr/local/cuda/bin
 pack() { tar czf "$OUT/m2.tar.gz" -C "$R" . ; }
 now() { date +%s.%N; }
-log() { echo "$*" | tee -a "$R/steps.txt"; }
+exec 3>&1  # the script's own stdout, for log lines from inside redirected commands
+log() { echo "$*" >> "$R/steps.txt"; echo "$*" >&3; }
 
 # start_server NAME BIN_DIR [WRAPPER...]: sets $pid and $T; the server's log is $R/NAME.log.
 start_server() {
@@ -112,14 +114,6 @@ done
     --output_file="$R/nvbench_new_16Mi_cold.json" --progress=false 2>> "$R/err.txt"
 stop_server "$pid"
 pack
-start_server old "$OLD"
-log "old server $T"
-for mode in cold hot; do
-  timed "sweep_old_subset_$mode" 200 "$OLD/gpubench" sweep --target="$T" --kernels="$SUBSET" --sizes="$SIZES" --mode=$mode \
-      --format=csv --progress=false > "$R/sweep_old_subset_$mode.csv" 2>> "$R/err.txt"
-  pack
-done
-stop_server "$pid"
 # 4. Nsight Compute on the new server: caches flushed (default), clocks NOT locked.
 if command -v ncu > /dev/null; then
   regex='regex:Add'
@@ -142,6 +136,15 @@ if command -v ncu > /dev/null; then
   rm -f "$R/ncu_report.ncu-rep"
   pack
 fi
+# 2b. the subset on the old server (last: its cold 1Mi/16Mi items run to the 15 s timeout)
+start_server old "$OLD"
+log "old server $T"
+for mode in cold hot; do
+  timed "sweep_old_subset_$mode" 200 "$OLD/gpubench" sweep --target="$T" --kernels="$SUBSET" --sizes="$SIZES" --mode=$mode \
+      --format=csv --progress=false > "$R/sweep_old_subset_$mode.csv" 2>> "$R/err.txt"
+  pack
+done
+stop_server "$pid"
 # 5. Nsight Systems: the NVTX ranges name each run.
 if command -v nsys > /dev/null; then
   start_server nsys "$NEW" timeout 120 nsys profile -t cuda,nvtx -o "$R/nsys_report" -f true
