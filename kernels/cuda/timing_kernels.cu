@@ -11,9 +11,21 @@ __device__ __forceinline__ uint64_t GlobalTimerNs() {
   return t;
 }
 
+// Spins until %globaltimer moves past `from` (its ticks can be microseconds apart) and returns
+// the new value, or returns `from` after `limit_ns` of clock64 cycles at 4 GHz (never hangs).
+__device__ __forceinline__ uint64_t NextTimerTick(uint64_t from, uint64_t limit_ns) {
+  const long long give_up = clock64() + static_cast<long long>(4 * limit_ns);
+  uint64_t t = GlobalTimerNs();
+  while (t == from && clock64() < give_up) t = GlobalTimerNs();
+  return t;
+}
+
 __global__ void BlockingKernel(BlockingState* state, uint64_t min_window_ns, uint64_t timeout_ns) {
   volatile BlockingState* s = state;
-  const uint64_t start = GlobalTimerNs();
+  // The clock window starts and ends on a %globaltimer tick edge, paired with clock64 reads at the
+  // same instants: a read between ticks is stale by up to a tick, which in a short window would
+  // overstate the SM clock (seen on the H200: up to +32% in 20 us cold windows).
+  const uint64_t start = NextTimerTick(GlobalTimerNs(), timeout_ns);
   const long long start_cycles = clock64();
   uint64_t now = start;
   while (s->release == 0 || now - start < min_window_ns) {
@@ -25,6 +37,7 @@ __global__ void BlockingKernel(BlockingState* state, uint64_t min_window_ns, uin
       return;
     }
   }
+  now = NextTimerTick(now, timeout_ns);
   const long long end_cycles = clock64();
   s->clock_cycles = static_cast<uint64_t>(end_cycles - start_cycles);
   s->clock_ns = now - start;
