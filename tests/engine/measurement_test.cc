@@ -298,3 +298,34 @@ TEST(MeasureOnCpu, RealCpuBackendMeasuresAndVerifies) {
 
 }  // namespace
 }  // namespace gpubench
+
+namespace gpubench {
+namespace {
+
+TEST(MeasureOnCpu, ProfileModeOnTheCpuBackend) {
+  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  RunRequest req;
+  req.kernel = "add_f32";
+  req.elements = 50000;
+  req.measurement.profile_runs = 6;
+  for (CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
+    req.cache_mode = mode;
+    RunSpec spec = *ResolveRunRequest(req, *backend, ServerLimits());
+    ParallelPool pool(2);
+    absl::StatusOr<RunResult> r = MeasureRun(*backend, spec, [] { return false; }, &pool);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->profile_mode);
+    EXPECT_EQ(r->stop_rule, StopRule::kProfileRuns);
+    EXPECT_EQ(r->stats.count, 6);
+    EXPECT_EQ(r->samples_taken, 6);
+    EXPECT_EQ(r->hot_batch_size, 1);
+    EXPECT_TRUE(r->noise_known);
+    EXPECT_FALSE(r->below_min_samples);  // min_samples does not apply to a fixed run count
+    EXPECT_GT(r->stats.min_seconds, 0);
+    ASSERT_TRUE(r->verification.has_value());
+    EXPECT_TRUE(r->verification->passed);
+  }
+}
+
+}  // namespace
+}  // namespace gpubench
