@@ -5,7 +5,7 @@ ARG CUDA_VERSION=13.0.1
 FROM nvidia/cuda:${CUDA_VERSION}-devel-ubuntu24.04 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       cmake ninja-build g++ pkg-config libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
-      protobuf-compiler libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev \
+      protobuf-compiler libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
