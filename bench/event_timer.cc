@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
     k.cuda(buffers, g, nullptr, &symbol);
     CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, symbol, g.block_size, 0));
+    if (k.default_policy.max_resident_blocks_per_sm > 0) {
+      per_sm = std::min(per_sm, k.default_policy.max_resident_blocks_per_sm);
+    }
     g.grid_size = std::max<int64_t>(1, std::min(g.grid_size, int64_t{sms} * per_sm));
   }
   cudaStream_t stream;

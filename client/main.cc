@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
 #include <google/protobuf/util/json_util.h>
+#include "client/compare.h"
 #include "client/fleet.h"
 #include "client/nvbench_json.h"
 #include "client/output.h"
@@ -94,6 +95,9 @@ ABSL_FLAG(std::string, report_file, "",
           "fleet: also write the whole JSON report (rows, summaries, outliers, failures, "
           "regressions) to this file.");
 ABSL_FLAG(bool, apply, false, "autotune: make the fastest block size the server's default.");
+ABSL_FLAG(std::string, dtype, "", "best: f32 | f16 | bf16.");
+ABSL_FLAG(std::string, dtypes, "f32,f16", "compare: comma-separated dtypes (f32,f16,bf16).");
+ABSL_FLAG(std::string, modes, "cold,hot", "compare: comma-separated cache modes.");
 ABSL_FLAG(bool, profile, false,
           "Add a hardware-counter pass (achieved occupancy, DRAM throughput); GPU servers only.");
 
@@ -214,8 +218,7 @@ bool Emit(const std::string& text) {
   return true;
 }
 
-bool FillMeasurement(v1::MeasurementOptions* m) {
-  const std::string mode = absl::GetFlag(FLAGS_mode);
+bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
   if (mode == "cold") m->set_cache_mode(v1::COLD);
   else if (mode == "hot") m->set_cache_mode(v1::HOT);
   else {
@@ -244,11 +247,15 @@ bool FillMeasurement(v1::MeasurementOptions* m) {
   return true;
 }
 
-int Kernels(v1::Benchmark::Stub& stub, Format format) {
+grpc::Status ListCatalog(v1::Benchmark::Stub& stub, v1::ListKernelsResponse* response) {
   grpc::ClientContext context;
   SetDeadline(&context);
+  return stub.ListKernels(&context, v1::ListKernelsRequest(), response);
+}
+
+int Kernels(v1::Benchmark::Stub& stub, Format format) {
   v1::ListKernelsResponse response;
-  grpc::Status status = stub.ListKernels(&context, v1::ListKernelsRequest(), &response);
+  grpc::Status status = ListCatalog(stub, &response);
   if (!status.ok()) return ReportRpcError("ListKernels", status);
   std::cout << RenderKernels(response, format);
   return kExitOk;
@@ -320,7 +327,7 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args
     return kExitUsage;
   }
   if (!items.empty()) request.set_items_per_thread(items[0]);
-  if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
+  if (!FillMeasurement(request.mutable_measurement(), absl::GetFlag(FLAGS_mode))) return kExitUsage;
   request.set_verify(absl::GetFlag(FLAGS_verify));
   if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
   request.set_profile(absl::GetFlag(FLAGS_profile));
@@ -357,70 +364,119 @@ bool SplitList(const std::string& flag, const std::string& text, std::vector<std
   return true;
 }
 
+// Parses --sizes entries into `request`, or false (after a message).
+bool AddSizes(const std::vector<std::string>& sizes, v1::RunSweepRequest* request) {
+  for (const auto& s : sizes) {
+    absl::StatusOr<int64_t> n = ParseElementCount(s);
+    if (!n.ok()) {
+      std::cerr << "gpubench: --sizes: " << n.status().message() << "\n";
+      return false;
+    }
+    request->add_sizes(*n);
+  }
+  return true;
+}
+
+// The sweep options `sweep`, `compare` and `best` share: device, measurement, verify, seed.
+bool FillSweepCommon(v1::RunSweepRequest* request, const std::string& mode) {
+  request->set_device_index(absl::GetFlag(FLAGS_device));
+  request->set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
+  request->set_verify(absl::GetFlag(FLAGS_verify));
+  if (absl::GetFlag(FLAGS_seed) >= 0) request->set_seed(absl::GetFlag(FLAGS_seed));
+  return FillMeasurement(request->mutable_measurement(), mode);
+}
+
 int Sweep(v1::Benchmark::Stub& stub, Format format) {
   v1::RunSweepRequest request;
   std::vector<std::string> kernels, sizes;
   if (!SplitList("kernels", absl::GetFlag(FLAGS_kernels), &kernels)) return kExitUsage;
   if (!SplitList("sizes", absl::GetFlag(FLAGS_sizes), &sizes)) return kExitUsage;
   for (const auto& k : kernels) request.add_kernels(k);
-  for (const auto& s : sizes) {
-    absl::StatusOr<int64_t> n = ParseElementCount(s);
-    if (!n.ok()) {
-      std::cerr << "gpubench: --sizes: " << n.status().message() << "\n";
-      return kExitUsage;
-    }
-    request.add_sizes(*n);
-  }
+  if (!AddSizes(sizes, &request)) return kExitUsage;
   std::vector<int> block_sizes;
   if (!ParseBlockSizes(&block_sizes)) return kExitUsage;
   for (int b : block_sizes) request.add_block_sizes(b);
   std::vector<int> items;
   if (!ParseItemsPerThread(&items)) return kExitUsage;
   for (int i : items) request.add_items_per_thread(i);
-  request.set_device_index(absl::GetFlag(FLAGS_device));
-  request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
   request.set_all_devices(absl::GetFlag(FLAGS_all_devices));
-  if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
-  request.set_verify(absl::GetFlag(FLAGS_verify));
-  if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
+  if (!FillSweepCommon(&request, absl::GetFlag(FLAGS_mode))) return kExitUsage;
   request.set_profile(absl::GetFlag(FLAGS_profile));
+  const SweepOutcome sweep = CollectSweep(stub, request, SetDeadline, absl::GetFlag(FLAGS_progress));
+  const bool written =
+      Emit(format == Format::kNvbenchJson ? RenderNvbenchJson(sweep.results, Argv())
+                                          : RenderResults(sweep.results, sweep.errors, format));
+  if (format == Format::kNvbenchJson) {
+    for (const auto& e : sweep.errors) std::cerr << "gpubench: error in item " << e.index() << ": " << e.message() << "\n";
+  }
+  if (!sweep.status.ok()) return ReportRpcError("RunSweep", sweep.status);
+  if (!written) return kExitUsage;
+  return sweep.errors.empty() ? kExitOk : kExitRunFailed;
+}
 
-  grpc::ClientContext context;
-  SetDeadline(&context);
-  std::unique_ptr<grpc::ClientReader<v1::RunSweepResponse>> reader = stub.RunSweep(&context, request);
-  std::vector<v1::RunResult> results;
-  std::vector<v1::SweepItemError> errors;
-  const bool progress = absl::GetFlag(FLAGS_progress);
-  v1::RunSweepResponse event;
-  while (reader->Read(&event)) {
-    if (event.has_progress() && progress) {
-      const auto& p = event.progress();
-      std::cerr << "[" << p.index() << "/" << p.total() << "] " << p.kernel() << " "
-                << FormatElementCount(p.elements()) << ": "
-                << (p.state() == v1::SweepProgress::QUEUED
-                        ? absl::StrCat("queued (", p.queue_position(), " ahead)")
-                        : std::string("running"))
-                << "\n";
-    } else if (event.has_result()) {
-      results.push_back(event.result());
-      if (progress) {
-        std::cerr << "  done: " << FormatBytesPerSecond(event.result().throughput().bandwidth_bytes_per_second())
-                  << "\n";
-      }
-    } else if (event.has_error()) {
-      errors.push_back(event.error());
-      if (progress) std::cerr << "  error: " << event.error().message() << "\n";
+// `gpubench compare`: the seed article's comparison (client/compare.h), one sweep per mode.
+int Compare(v1::Benchmark::Stub& stub, Format format) {
+  std::vector<std::string> dtypes, modes, sizes;
+  SplitList("dtypes", absl::GetFlag(FLAGS_dtypes), &dtypes);
+  for (const std::string& d : dtypes) {
+    if (!IsAddDtype(d)) {
+      std::cerr << "gpubench: --dtypes: '" << d << "' is not f32, f16 or bf16\n";
+      return kExitUsage;
     }
   }
-  grpc::Status status = reader->Finish();
-  const bool written = Emit(format == Format::kNvbenchJson ? RenderNvbenchJson(results, Argv())
-                                                           : RenderResults(results, errors, format));
-  if (format == Format::kNvbenchJson) {
-    for (const auto& e : errors) std::cerr << "gpubench: error in item " << e.index() << ": " << e.message() << "\n";
+  SplitList("modes", absl::GetFlag(FLAGS_modes), &modes);
+  const std::string size_text = absl::GetFlag(FLAGS_sizes).empty() ? "1Mi,16Mi,256Mi"
+                                                                   : absl::GetFlag(FLAGS_sizes);
+  SplitList("sizes", size_text, &sizes);
+  v1::RunSweepRequest request;
+  if (!AddSizes(sizes, &request)) return kExitUsage;
+  v1::ListKernelsResponse catalog;
+  if (grpc::Status st = ListCatalog(stub, &catalog); !st.ok()) return ReportRpcError("ListKernels", st);
+  for (const std::string& k : CompareKernels(catalog, dtypes)) request.add_kernels(k);
+  if (request.kernels_size() == 0) {
+    std::cerr << "gpubench: compare: no available kernel for --dtypes=" << absl::GetFlag(FLAGS_dtypes) << "\n";
+    return kExitUsage;
   }
-  if (!status.ok()) return ReportRpcError("RunSweep", status);
-  if (!written) return kExitUsage;
-  return errors.empty() ? kExitOk : kExitRunFailed;
+  SweepOutcome all;
+  for (const std::string& mode : modes) {
+    if (!FillSweepCommon(&request, mode)) return kExitUsage;
+    SweepOutcome one = CollectSweep(stub, request, SetDeadline, absl::GetFlag(FLAGS_progress));
+    all.results.insert(all.results.end(), one.results.begin(), one.results.end());
+    all.errors.insert(all.errors.end(), one.errors.begin(), one.errors.end());
+    if (!one.status.ok()) {
+      std::cout << RenderCompare(all.results, all.errors, format);
+      return ReportRpcError("RunSweep", one.status);
+    }
+  }
+  std::cout << RenderCompare(all.results, all.errors, format);
+  return all.errors.empty() ? kExitOk : kExitRunFailed;
+}
+
+// `gpubench best add --dtype=f16 --size=16Mi [--mode=hot]`: measures every candidate
+// (client/compare.h BestCandidates) at that size and mode, prints the fastest.
+int Best(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
+  std::string op;
+  int64_t elements = 0;
+  if (!ParseKernelAndSize(args, "gpubench best add --dtype=f32|f16|bf16 --size N [--mode=hot]",
+                          &op, &elements)) {
+    return kExitUsage;
+  }
+  const std::string dtype = absl::GetFlag(FLAGS_dtype);
+  if (op != "add" || !IsAddDtype(dtype)) {
+    std::cerr << "gpubench: best takes the operation 'add' and --dtype f32, f16 or bf16 (got '"
+              << op << "', '" << dtype << "')\n";
+    return kExitUsage;
+  }
+  v1::ListKernelsResponse catalog;
+  if (grpc::Status st = ListCatalog(stub, &catalog); !st.ok()) return ReportRpcError("ListKernels", st);
+  v1::RunSweepRequest request;
+  for (const std::string& k : BestCandidates(catalog, dtype)) request.add_kernels(k);
+  request.add_sizes(elements);
+  if (!FillSweepCommon(&request, absl::GetFlag(FLAGS_mode))) return kExitUsage;
+  const SweepOutcome sweep = CollectSweep(stub, request, SetDeadline, absl::GetFlag(FLAGS_progress));
+  if (!sweep.status.ok()) return ReportRpcError("RunSweep", sweep.status);
+  std::cout << RenderBest(sweep.results, sweep.errors, format);
+  return FastestResult(sweep.results) < 0 ? kExitRunFailed : kExitOk;
 }
 
 int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
@@ -440,7 +496,7 @@ int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>&
   request.set_device_index(absl::GetFlag(FLAGS_device));
   for (int b : blocks) request.add_block_sizes(b);
   for (int i : items) request.add_items_per_thread(i);
-  if (!FillMeasurement(request.mutable_measurement())) return kExitUsage;
+  if (!FillMeasurement(request.mutable_measurement(), absl::GetFlag(FLAGS_mode))) return kExitUsage;
   request.set_apply(absl::GetFlag(FLAGS_apply));
   grpc::ClientContext context;
   SetDeadline(&context);
@@ -572,6 +628,10 @@ int main(int argc, char** argv) {
       "  gpubench sweep --kernels a,b --sizes 1Mi,16Mi [--block_sizes 128,256]\n"
       "  gpubench autotune KERNEL --size 256Mi [--block_sizes 64,128,256] [--items_per_thread 4,8]"
       " [--apply]\n"
+      "  gpubench compare [--sizes 1Mi,16Mi,256Mi] [--dtypes f32,f16] [--modes cold,hot]\n"
+      "                                            seed variants vs tuned, CUB and the copy ceiling\n"
+      "  gpubench best add --dtype f16 --size 16Mi [--mode hot]\n"
+      "                                            measure every add variant, print the fastest\n"
       "  gpubench fleet --plan plan.json --dns gpubench.ns.svc:50051 [--baseline old.json]\n\n"
       "Common flags: --target host:port --format table|json|csv|nvbench-json --output_file F\n"
       "  --mode cold|hot --device N --profile_runs N (ncu/nsys) --samples --histogram\n"
@@ -604,6 +664,8 @@ int main(int argc, char** argv) {
   if (command == "run") return Run(*stub, format, args);
   if (command == "sweep") return Sweep(*stub, format);
   if (command == "autotune") return Autotune(*stub, format, args);
-  std::cerr << "gpubench: unknown command '" << command << "' (kernels, devices, run, sweep, autotune, fleet)\n";
+  if (command == "compare") return Compare(*stub, format);
+  if (command == "best") return Best(*stub, format, args);
+  std::cerr << "gpubench: unknown command '" << command << "' (kernels, devices, run, sweep, autotune, compare, best, fleet)\n";
   return kExitUsage;
 }

@@ -40,6 +40,9 @@ struct LaunchPolicy {
   // would give the launch fewer than kSmallGridWaves waves (resident blocks by the thread limit)
   // on the device: a large block's partial last wave costs more than it gains at small N.
   int small_grid_block_size = 0;
+  // grid_stride only: > 0 caps the resident grid at this many blocks per SM (below what the
+  // occupancy API allows); 0: every SM full.
+  int max_resident_blocks_per_sm = 0;
 };
 
 // See LaunchPolicy::small_grid_block_size. H200, 2026-11-29: 768-thread tuned blocks at 1Mi

@@ -168,6 +168,14 @@ void AddF32GridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t b
                       int64_t end) {
   AddGridStride<float>(b, g, begin, end, AddFloat);
 }
+void AddF16GridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin,
+                      int64_t end) {
+  AddGridStride<Half>(b, g, begin, end, AddHalf);
+}
+void AddBF16GridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin,
+                       int64_t end) {
+  AddGridStride<BFloat16>(b, g, begin, end, AddBFloat16);
+}
 
 void SaxpyMinimal(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
   const float* x = static_cast<const float*>(b.in0);

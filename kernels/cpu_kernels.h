@@ -1,5 +1,7 @@
 // Host emulations of every device kernel: each function runs "threads" [begin, end) of a launch
-// with the device kernel's own indexing, vector widths and tail handling.
+// with the device kernel's own indexing, vector widths and tail handling. Cache hints change no
+// result, so the add_*_stream and add_*_l2keep variants (one-pass, like add_*_tuned) run the
+// AddF32Tuned / AddF16Tuned / AddBF16Tuned emulations.
 #ifndef GPUBENCH_KERNELS_CPU_KERNELS_H_
 #define GPUBENCH_KERNELS_CPU_KERNELS_H_
 
@@ -24,6 +26,8 @@ GPUBENCH_DECLARE_CPU_KERNEL(AddF32Tuned);
 GPUBENCH_DECLARE_CPU_KERNEL(AddF16Tuned);
 GPUBENCH_DECLARE_CPU_KERNEL(AddBF16Tuned);
 GPUBENCH_DECLARE_CPU_KERNEL(AddF32GridStride);
+GPUBENCH_DECLARE_CPU_KERNEL(AddF16GridStride);
+GPUBENCH_DECLARE_CPU_KERNEL(AddBF16GridStride);
 GPUBENCH_DECLARE_CPU_KERNEL(AddF32Bulk);
 GPUBENCH_DECLARE_CPU_KERNEL(AddF16Bulk);
 GPUBENCH_DECLARE_CPU_KERNEL(AddBF16Bulk);

@@ -7,13 +7,15 @@
 // code serves bf16 (__hadd/__hadd2 have bf16 overloads).
 //
 // Tuned variants: 16-byte accesses with kUnroll independent 16-byte loads per operand in flight
-// per thread. AddVecKernel (add_*_tuned) is one pass with read-only loads; AddTunedKernel
-// (add_f32_gridstride) loops grid-stride over a resident grid with streaming hints. The bulk-copy
+// per thread. AddVecKernel is one pass under a cache policy (cache_policy.cuh): read-only loads
+// (add_*_tuned), streaming (add_*_stream) or L2 keep/evict hints (add_*_l2keep); AddTunedKernel
+// (add_*_gridstride) loops grid-stride over a resident grid with streaming hints. The bulk-copy
 // variants are in add_bulk_kernels.cu. Numbers that justified each choice are in the catalog and
 // bench/results/ (H200, 2026-11-29).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/cuda/cache_policy.cuh"
 #include "kernels/cuda/launch_helpers.cuh"
 #include "kernels/cuda/launchers.h"
 #include "kernels/cuda/packed_add.cuh"
@@ -136,11 +138,14 @@ __global__ void __launch_bounds__(1024) AddTunedKernel(const T* __restrict__ a,
 
 // One pass, no grid-stride: block b owns vectors [b * block * kUnroll, (b + 1) * block * kUnroll),
 // lane-interleaved so each of the kUnroll loads is coalesced across the warp; all loads are issued
-// before the first add. Read-only loads through __restrict__ const (LDG.E.128.CONSTANT).
-template <typename T, int kUnroll>
+// before the first add. The cache policy (cache_policy.cuh) picks the load and store flavour:
+// read-only loads through __restrict__ const (LDG.E.128.CONSTANT) for add_*_tuned, streaming
+// (.cs) for add_*_stream, L2 evict_last/evict_first hints for add_*_l2keep.
+template <typename T, int kUnroll, CachePolicy kPolicy>
 __global__ void __launch_bounds__(1024) AddVecKernel(const T* __restrict__ a,
                                                      const T* __restrict__ b,
-                                                     T* __restrict__ c, int64_t n) {
+                                                     T* __restrict__ c, int64_t n,
+                                                     int64_t keep_packets) {
   constexpr int kVec = 16 / sizeof(T);
   const int64_t nvec = n / kVec;
   const uint4* __restrict__ a4 = reinterpret_cast<const uint4*>(a);
@@ -152,17 +157,34 @@ __global__ void __launch_bounds__(1024) AddVecKernel(const T* __restrict__ a,
   for (int u = 0; u < kUnroll; ++u) {
     const int64_t v = base + u * blockDim.x;
     if (v < nvec) {
-      ra[u] = a4[v];
-      rb[u] = b4[v];
+      ra[u] = LoadPacket<kPolicy>(a4, v, keep_packets);
+      rb[u] = LoadPacket<kPolicy>(b4, v, keep_packets);
     }
   }
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) {
     const int64_t v = base + u * blockDim.x;
-    if (v < nvec) c4[v] = AddPacked<T>(ra[u], rb[u]);
+    if (v < nvec) StorePacket<kPolicy>(c4, v, AddPacked<T>(ra[u], rb[u]));
   }
   const int64_t t = nvec * kVec + GlobalThreadIndex();
   if (t < n) c[t] = ScalarAdd(a[t], b[t]);
+}
+
+// add_*_l2keep: packets of each input loaded evict_last, per launch. A quarter of the L2 per
+// input (half of it for both) by default; see the catalog entry for the measurements behind it.
+constexpr double kL2KeepFractionPerInput = 0.25;
+
+// The current device's L2 size in bytes, read once per device (the launch path stays cheap).
+int64_t CurrentDeviceL2Bytes() {
+  static int64_t l2_bytes[64] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return 0;
+  if (l2_bytes[device] == 0) {
+    int bytes = 0;
+    if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess) return 0;
+    l2_bytes[device] = bytes;
+  }
+  return l2_bytes[device];
 }
 
 constexpr int kGridStrideUnroll = 4;
@@ -174,21 +196,30 @@ int LaunchAdd(void (*kernel)(const T*, const T*, T*, int64_t), const KernelBuffe
                         static_cast<const T*>(b.in1), static_cast<T*>(b.out), b.n);
 }
 
-// The tuned kernels' items per thread is a template argument (the loads must be unrolled into
+// The one-pass kernels' items per thread is a template argument (the loads must be unrolled into
 // registers): items = 16-byte packets x elements per packet, packets in {1, 2, 4, 8}, the set the
 // catalog's max_items_per_thread and the server's validation allow.
-template <typename T>
+template <typename T, CachePolicy kPolicy>
 int LaunchAddVec(const KernelBuffers& b, const LaunchGeometry& g, void* stream,
                  const void** symbol) {
+  const int64_t keep_packets =
+      kPolicy == CachePolicy::kL2Keep && symbol == nullptr
+          ? static_cast<int64_t>(kL2KeepFractionPerInput * CurrentDeviceL2Bytes()) / 16
+          : 0;
+  const auto launch = [&](auto kernel) {
+    return LaunchOrReport(kernel, g, stream, symbol, static_cast<const T*>(b.in0),
+                          static_cast<const T*>(b.in1), static_cast<T*>(b.out), b.n,
+                          keep_packets);
+  };
   switch (g.items_per_thread / (16 / static_cast<int>(sizeof(T)))) {
     case 1:
-      return LaunchAdd<T>(AddVecKernel<T, 1>, b, g, stream, symbol);
+      return launch(AddVecKernel<T, 1, kPolicy>);
     case 2:
-      return LaunchAdd<T>(AddVecKernel<T, 2>, b, g, stream, symbol);
+      return launch(AddVecKernel<T, 2, kPolicy>);
     case 4:
-      return LaunchAdd<T>(AddVecKernel<T, 4>, b, g, stream, symbol);
+      return launch(AddVecKernel<T, 4, kPolicy>);
     case 8:
-      return LaunchAdd<T>(AddVecKernel<T, 8>, b, g, stream, symbol);
+      return launch(AddVecKernel<T, 8, kPolicy>);
     default:
       return cudaErrorInvalidValue;
   }
@@ -212,17 +243,27 @@ GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x2, __nv_bfloat16, (AddX2Kernel<__nv_bfloat16
 GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x8Pack, __nv_bfloat16,
                       (AddX8PackKernel<__nv_bfloat16, __nv_bfloat162>))
 GPUBENCH_ADD_LAUNCHER(LaunchAddF32GridStride, float, (AddTunedKernel<float, kGridStrideUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddF16GridStride, half, (AddTunedKernel<half, kGridStrideUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddBF16GridStride, __nv_bfloat16,
+                      (AddTunedKernel<__nv_bfloat16, kGridStrideUnroll>))
 
 #undef GPUBENCH_ADD_LAUNCHER
 
-int LaunchAddF32Tuned(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAddVec<float>(b, g, s, sym);
-}
-int LaunchAddF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAddVec<half>(b, g, s, sym);
-}
-int LaunchAddBF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAddVec<__nv_bfloat16>(b, g, s, sym);
-}
+#define GPUBENCH_ADD_VEC_LAUNCHER(name, T, policy)                                          \
+  int name(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) { \
+    return LaunchAddVec<T, CachePolicy::policy>(b, g, s, sym);                              \
+  }
+
+GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF32Tuned, float, kReadOnly)
+GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF16Tuned, half, kReadOnly)
+GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddBF16Tuned, __nv_bfloat16, kReadOnly)
+GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF32Stream, float, kStreaming)
+GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF16Stream, half, kStreaming)
+GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddBF16Stream, __nv_bfloat16, kStreaming)
+GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF32L2Keep, float, kL2Keep)
+GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF16L2Keep, half, kL2Keep)
+GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddBF16L2Keep, __nv_bfloat16, kL2Keep)
+
+#undef GPUBENCH_ADD_VEC_LAUNCHER
 
 }  // namespace gpubench::cuda

@@ -41,6 +41,13 @@ struct DeviceFree {
 };
 using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 
+// Returns L2 lines marked persisting (evict_last) to normal. Best effort: where the driver refuses,
+// the error is cleared so that the next launch check does not report it, and a cold sample relies
+// on the flush alone.
+void ResetPersistingL2Lines() {
+  if (cudaCtxResetPersistingL2Cache() != cudaSuccess) cudaGetLastError();
+}
+
 class CudaSession final : public Session {
  public:
   CudaSession(int device, const KernelVariant& variant, const LaunchGeometry& geometry,
@@ -53,6 +60,7 @@ class CudaSession final : public Session {
       if (state_ != nullptr) state_->release = 1;  // never leave a blocking kernel spinning
       cudaStreamSynchronize(stream_);
     }
+    ResetPersistingL2Lines();  // no persisting (evict_last) lines outlive the run
     if (start_ != nullptr) cudaEventDestroy(start_);
     if (stop_ != nullptr) cudaEventDestroy(stop_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
@@ -226,6 +234,9 @@ class CudaSession final : public Session {
 
   // Evicts the run's data from L2 by writing a buffer of L2's size, a new value each time.
   absl::Status FlushL2() {
+    // Lines a kernel marked persisting (evict_last: add_*_l2keep) would survive the flush:
+    // return them to normal first, outside the timed window.
+    ResetPersistingL2Lines();
     CUDA_RETURN_IF_ERROR(
         cudaMemsetAsync(flush_.get(), ++flush_value_ & 0xff, flush_bytes_, stream_));
     return absl::OkStatus();

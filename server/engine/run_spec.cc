@@ -187,6 +187,9 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
         per_sm = std::min(per_sm, device.max_blocks_per_multiprocessor);
       }
     }
+    if (k.default_policy.max_resident_blocks_per_sm > 0) {
+      per_sm = std::min(per_sm, k.default_policy.max_resident_blocks_per_sm);
+    }
     spec.geometry.grid_size = std::max<int64_t>(
         1, std::min<int64_t>(spec.geometry.grid_size,
                              int64_t{device.multiprocessor_count} * std::max(1, per_sm)));

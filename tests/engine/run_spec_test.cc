@@ -255,5 +255,28 @@ TEST_F(ResolveTest, SmallGridsUseTheSmallerCatalogBlock) {
   EXPECT_EQ(s->geometry.block_size, 64);
 }
 
+TEST_F(ResolveTest, GridStrideGridHonoursTheCatalogCapPerSm) {
+  // H200 shape: 132 SMs x 2048 threads -> 8 resident 256-thread blocks per SM by the thread
+  // limit; add_f16_gridstride caps its grid at 4 per SM, add_f32_gridstride takes them all.
+  backend_.script().multiprocessor_count = 132;
+  backend_.script().max_threads_per_multiprocessor = 2048;
+  RunRequest r = Valid();
+  r.elements = 16 << 20;
+  r.kernel = "add_f16_gridstride";
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.block_size, 256);
+  EXPECT_EQ(s->geometry.grid_size, 132 * 4);
+  r.kernel = "add_f32_gridstride";
+  s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.grid_size, 132 * 8);
+  r.kernel = "add_f16_gridstride";
+  r.elements = 1000;  // fewer blocks than the cap: one per 256 x 32 elements
+  s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->geometry.grid_size, 1);
+}
+
 }  // namespace
 }  // namespace gpubench

@@ -218,6 +218,36 @@ TEST_F(CudaTest, TunedGridIsResident) {
   EXPECT_TRUE(r->verification->passed);
 }
 
+TEST_F(CudaTest, CappedGridStrideGridIsFourBlocksPerSm) {
+  // add_{f16,bf16}_gridstride cap the resident grid at 4 blocks of 256 per SM (catalog).
+  for (const char* kernel : {"add_f16_gridstride", "add_bf16_gridstride"}) {
+    absl::StatusOr<RunResult> r = Run(Quick(kernel, (64 << 20) + 3));
+    ASSERT_TRUE(r.ok()) << kernel << ": " << r.status();
+    EXPECT_EQ(r->spec.geometry.grid_size, int64_t{r->device.multiprocessor_count} * 4) << kernel;
+    EXPECT_TRUE(r->verification->passed) << kernel;
+  }
+}
+
+TEST_F(CudaTest, L2KeepVariantsStayCorrectAcrossRepeatedLaunchesAndModes) {
+  // Inputs several times the kept quarter-L2 per input, an odd tail: hot repeats the launch on
+  // the same buffers (the persisting lines are reused), cold resets them and flushes; both must
+  // verify every element, and cold must not come out faster than hot.
+  absl::StatusOr<DeviceInfo> d = backend_->Describe(0);
+  ASSERT_TRUE(d.ok());
+  for (const char* kernel : {"add_f32_l2keep", "add_f16_l2keep", "add_bf16_l2keep"}) {
+    RunRequest r = Quick(kernel, d->l2_cache_bytes + 7);
+    r.cache_mode = CacheMode::kHot;
+    absl::StatusOr<RunResult> hot = Run(r);
+    ASSERT_TRUE(hot.ok()) << kernel << ": " << hot.status();
+    EXPECT_TRUE(hot->verification->passed) << kernel;
+    r.cache_mode = CacheMode::kCold;
+    absl::StatusOr<RunResult> cold = Run(r);
+    ASSERT_TRUE(cold.ok()) << kernel << ": " << cold.status();
+    EXPECT_TRUE(cold->verification->passed) << kernel;
+    EXPECT_GE(cold->stats.median_seconds, hot->stats.median_seconds) << kernel;
+  }
+}
+
 TEST_F(CudaTest, LibraryLaunchesSayWhyResourcesAreUnavailable) {
   absl::StatusOr<RunResult> r = Run(Quick("cub_add_f32", 1 << 20));
   ASSERT_TRUE(r.ok());

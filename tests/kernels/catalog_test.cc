@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "absl/strings/str_cat.h"
+
 namespace gpubench {
 namespace {
 
@@ -90,6 +92,34 @@ TEST(Catalog, UnknownKernelListsValidNames) {
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(k.status().message()), HasSubstr("add_f16x8_pack"));
+}
+
+TEST(Catalog, L2AwareVariantsForEveryDtype) {
+  for (const char* dtype : {"f32", "f16", "bf16"}) {
+    const std::string stream = absl::StrCat("add_", dtype, "_stream");
+    const std::string keep = absl::StrCat("add_", dtype, "_l2keep");
+    const std::string tuned = absl::StrCat("add_", dtype, "_tuned");
+    for (const std::string& name : {stream, keep}) {
+      absl::StatusOr<const KernelVariant*> k = FindKernel(name);
+      ASSERT_TRUE(k.ok()) << name;
+      const KernelVariant& t = **FindKernel(tuned);
+      // Same one-pass indexing as the tuned kernel (cache hints change no result): same
+      // emulation, same tile rules.
+      EXPECT_EQ((*k)->cpu, t.cpu) << name;
+      EXPECT_EQ((*k)->default_policy.max_items_per_thread, t.default_policy.max_items_per_thread);
+      EXPECT_EQ((*k)->dtype, t.dtype);
+    }
+    // createpolicy / .L2::cache_hint need sm_80.
+    EXPECT_EQ((*FindKernel(keep))->min_compute_capability, 80) << keep;
+  }
+  for (const char* name : {"add_f16_gridstride", "add_bf16_gridstride"}) {
+    const KernelVariant& k = **FindKernel(name);
+    EXPECT_TRUE(k.default_policy.grid_stride) << name;
+    EXPECT_EQ(k.default_policy.max_resident_blocks_per_sm, 4) << name;
+    EXPECT_EQ(k.default_policy.block_size, 256) << name;
+    EXPECT_EQ(k.default_policy.items_per_thread, 32) << name;  // 4 packets of 8
+  }
+  EXPECT_EQ((*FindKernel("add_f32_gridstride"))->default_policy.max_resident_blocks_per_sm, 0);
 }
 
 }  // namespace
