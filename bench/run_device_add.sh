@@ -5,8 +5,8 @@
 # discipline (bench/torch_add.py), and prints the side-by-side table with ratios and the goal
 # table (bench/report.py). Every step is time-boxed; $OUT/results.tar.gz is refreshed after each.
 #   [PROFILE=1] bench/run_device_add.sh [SIZES] [AUTOTUNE]   (default 1Mi,16Mi,256Mi; AUTOTUNE=autotune)
-# KERNELS, SWEEP_TIMEOUT and EVENT_KERNELS (the kernels the independent event timer checks; empty
-# for none) narrow the run to fit a device call.
+# KERNELS, SWEEP_TIMEOUT, MEASURE (default "--min_time=0.1 --timeout=1.5") and EVENT_KERNELS (the
+# kernels the independent event timer checks; empty for none) narrow the run to fit a device call.
 # PROFILE=1 adds a counter pass (achieved occupancy, DRAM throughput %) for the contenders at the
 # largest size, hot, into profile.csv.
 # With AUTOTUNE = "autotune", the fp16/bf16 tuned and bulk variants are first autotuned at 64Mi hot
@@ -39,14 +39,16 @@ if [[ $autotune == autotune ]]; then
   done
   pack
 fi
-# KERNELS=a,b,... narrows the sweep (default: every add and copy variant); SWEEP_TIMEOUT (s, per mode).
+# KERNELS=a,b,... narrows the sweep (default: every add and copy variant); SWEEP_TIMEOUT (s, per mode);
+# MEASURE: the sweep's measurement flags.
+MEASURE=${MEASURE:---min_time=0.1 --timeout=1.5}
 kernels=${KERNELS:-$("$B/gpubench" kernels --target="$T" --format=csv | awk -F, 'NR > 1 && ($2 == "elementwise_add" || $2 == "copy") {print $1}' | paste -sd,)}
 echo "kernels: $kernels" | tee -a "$R/command.txt"
 : > "$R/server.csv"
 for mode in cold hot; do
-  echo "$B/gpubench sweep --kernels=<above> --sizes=$sizes --mode=$mode --min_time=0.1 --timeout=1.5 --format=csv" >> "$R/command.txt"
+  echo "$B/gpubench sweep --kernels=<above> --sizes=$sizes --mode=$mode $MEASURE --format=csv" >> "$R/command.txt"
   timeout "${SWEEP_TIMEOUT:-240}" "$B/gpubench" sweep --target="$T" --kernels="$kernels" --sizes="$sizes" --mode=$mode \
-      --min_time=0.1 --timeout=1.5 --format=csv --progress=false >> "$R/server.csv" 2>> "$R/sweep.err"
+      $MEASURE --format=csv --progress=false >> "$R/server.csv" 2>> "$R/sweep.err"
   echo "sweep $mode rc=$?"; pack
 done
 if [[ ${PROFILE:-0} == 1 ]]; then

@@ -125,13 +125,22 @@ constexpr KernelVariant kKernels[] = {
      "c = a + b in bf16, 16-byte streaming loads and stores (__ldcs/__stcs), one pass",
      "gpubench tuned (L2 policy: streaming)", kBf16Ulp, kExact, &cpu::AddBF16Tuned,
      GPUBENCH_CUDA(LaunchAddBF16Stream)},
-    // add_*_l2keep: the one-pass kernel with L2 cache-policy hints: the first quarter-L2 of each
-    // input evict_last, the rest of the inputs and the output evict_first, so repeated launches
-    // over the same inputs find that part in L2 (only hot mode can gain; cold mode flushes).
+    // add_*_l2keep: the one-pass kernel with L2 cache-policy hints: the first eighth of the L2 of
+    // each input evict_last, the rest of the inputs and the output evict_first, while a + b + c
+    // is at most 2 x L2; larger launches run add_*_tuned's read-only policy (add_kernels.cu).
+    // H200, 2026-11-30 (bench/results/2026-11-30-h200-add-round2.md, bench/l2_probe.cu, fp16,
+    // 768 threads x 1 packet): 16Mi hot 24.13 us with an eighth per input kept, 26.33 with a
+    // quarter, 25.26 all evict_first, 25.46 __ldcs/__stcs, 26.32 read-only; 16Mi cold 28.5 vs
+    // 29.0 read-only; 256Mi hot 399.8 vs 367.6 read-only (hence the 2 x L2 limit); an L2
+    // set-aside for persisting lines (cudaLimitPersistingL2CacheSize) made it 2.2x slower, so the
+    // kernel relies on the eviction priority alone. ncu: every policy reads all 64 MiB of inputs
+    // from DRAM inside one launch (L2 read hit rate 0.03%), but the hinted/streaming ones write
+    // 7-8 MB of the 33.5 MB output back during the launch against 18 MB (read-only) and 36 MB
+    // (torch.add): less write-back of the previous launch's output competes with the reads.
     {"add_f32_l2keep", KernelFamily::kElementwiseAdd, DType::kF32, 12,
      {768, 4, true, false, 32, 0, false, 256}, 0,
-     "c = a + b, 16-byte loads/stores with L2 hints: a quarter-L2 of each input evict_last, the "
-     "rest evict_first",
+     "c = a + b, 16-byte loads/stores with L2 hints: an eighth of L2 of each input evict_last, "
+     "the rest evict_first (working sets up to 2 x L2)",
      "gpubench tuned (L2 policy: keep part of the inputs)", kExact, kExact, &cpu::AddF32Tuned,
      GPUBENCH_CUDA(LaunchAddF32L2Keep), 80},
     {"add_f16_l2keep", KernelFamily::kElementwiseAdd, DType::kF16, 6,

@@ -170,9 +170,13 @@ __global__ void __launch_bounds__(1024) AddVecKernel(const T* __restrict__ a,
   if (t < n) c[t] = ScalarAdd(a[t], b[t]);
 }
 
-// add_*_l2keep: packets of each input loaded evict_last, per launch. A quarter of the L2 per
-// input (half of it for both) by default; see the catalog entry for the measurements behind it.
-constexpr double kL2KeepFractionPerInput = 0.25;
+// add_*_l2keep: an eighth of the L2 of each input is loaded evict_last (a quarter for both), the
+// rest evict_first, while the working set (a, b, c) is at most kL2KeepMaxWorkingSetOverL2 x the
+// L2; beyond that the hints only cost (H200, 2026-11-30, bench/l2_probe: 256Mi fp16 hot 399 us
+// with hints vs 367 us without) and the launch runs the read-only policy of add_*_tuned. The
+// catalog entry has the measurements behind both numbers.
+constexpr double kL2KeepFractionPerInput = 0.125;
+constexpr int64_t kL2KeepMaxWorkingSetOverL2 = 2;
 
 // The current device's L2 size in bytes, read once per device (the launch path stays cheap).
 int64_t CurrentDeviceL2Bytes() {
@@ -202,10 +206,14 @@ int LaunchAdd(void (*kernel)(const T*, const T*, T*, int64_t), const KernelBuffe
 template <typename T, CachePolicy kPolicy>
 int LaunchAddVec(const KernelBuffers& b, const LaunchGeometry& g, void* stream,
                  const void** symbol) {
-  const int64_t keep_packets =
-      kPolicy == CachePolicy::kL2Keep && symbol == nullptr
-          ? static_cast<int64_t>(kL2KeepFractionPerInput * CurrentDeviceL2Bytes()) / 16
-          : 0;
+  int64_t keep_packets = 0;
+  if constexpr (kPolicy == CachePolicy::kL2Keep) {
+    const int64_t l2_bytes = CurrentDeviceL2Bytes();
+    if (3 * b.n * static_cast<int64_t>(sizeof(T)) > kL2KeepMaxWorkingSetOverL2 * l2_bytes) {
+      return LaunchAddVec<T, CachePolicy::kReadOnly>(b, g, stream, symbol);
+    }
+    keep_packets = static_cast<int64_t>(kL2KeepFractionPerInput * l2_bytes) / 16;
+  }
   const auto launch = [&](auto kernel) {
     return LaunchOrReport(kernel, g, stream, symbol, static_cast<const T*>(b.in0),
                           static_cast<const T*>(b.in1), static_cast<T*>(b.out), b.n,

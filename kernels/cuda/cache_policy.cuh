@@ -5,9 +5,8 @@
 //               pushes other lines out ahead of it (add_*_stream).
 //   kL2Keep     the first keep_packets packets of each input are loaded with an L2 evict_last
 //               cache policy, the rest evict_first; stores evict_first (createpolicy +
-//               .L2::cache_hint, sm_80+). In a loop over the same inputs (hot mode) the kept
-//               part stays in L2 from one launch to the next while the streaming part and the
-//               output cannot evict it (add_*_l2keep). The persisting lines go back to normal
+//               .L2::cache_hint, sm_80+): the kept part is the last to leave L2 and the output
+//               the first (add_*_l2keep). The persisting lines go back to normal
 //               with cudaCtxResetPersistingL2Cache, which the CUDA backend calls before every
 //               cold-mode flush and when a session closes.
 #ifndef GPUBENCH_KERNELS_CUDA_CACHE_POLICY_CUH_
