@@ -59,8 +59,9 @@ TEST_F(E2ETest, ListKernels) {
     EXPECT_TRUE(k.available()) << k.name();
     EXPECT_GT(k.bytes_per_element(), 0);
   }
-  EXPECT_EQ(names.size(), 23u);
+  EXPECT_EQ(names.size(), 31u);  // 23 + the L2-policy variants of issue #19
   EXPECT_TRUE(names.count("add_f16x8_pack"));
+  EXPECT_TRUE(names.count("add_bf16_l2keep"));
   for (const auto& k : r.kernels()) {
     if (k.name() == "add_bf16_bulk") {
       EXPECT_EQ(k.min_compute_capability(), 90);
