@@ -1,31 +1,63 @@
-# Multi-stage: build in the CUDA devel image, run in the CUDA runtime image as a non-root user.
-#   docker build -t gpubench:0.1.0 .
+# gpubench images. Multi-stage; the base images are build arguments.
+#   docker build -t gpubench:0.1.0 .                          # the server (and CLI), CUDA 13.0
+#   docker build --target client -t gpubench-client:0.1.0 .   # the CLI alone, no CUDA libraries
 #   docker run --gpus all -p 50051:50051 -p 9464:9464 gpubench:0.1.0
-ARG CUDA_VERSION=13.0.1
-FROM nvidia/cuda:${CUDA_VERSION}-devel-ubuntu24.04 AS build
-RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      cmake ninja-build g++ pkg-config libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev \
-      protobuf-compiler libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev \
-    && rm -rf /var/lib/apt/lists/*
+# Defaults build in the CUDA devel image and run in the CUDA *base* image (cudart is linked
+# statically; CUPTI for the optional counter pass is copied from the build stage). CI builds the
+# same file with buildah from a Debian 12 base and the host's CUDA toolkit mounted at
+# /usr/local/cuda (scripts/container_test.sh).
+ARG BUILD_IMAGE=nvidia/cuda:13.0.1-devel-ubuntu24.04
+ARG RUNTIME_IMAGE=nvidia/cuda:13.0.1-base-ubuntu24.04
+ARG CLIENT_IMAGE=ubuntu:24.04
+
+FROM ${BUILD_IMAGE} AS build
+# One architecture builds much faster (CI: 90); the default covers Turing to Blackwell.
+ARG CUDA_ARCHITECTURES="75-real;80-real;86-real;89-real;90-real;100-real;120"
+COPY scripts/container_packages.sh /usr/local/sbin/
+RUN container_packages.sh build
 WORKDIR /src
 COPY . .
-RUN cmake -S . -B build -G Ninja -DGPUBENCH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
-    && cmake --build build -j"$(nproc)" \
-    && strip build/gpubench_server build/gpubench
+# CUPTI: extras/CUPTI/lib64 in the CUDA images and .run installs, lib/ or lib64/ elsewhere.
+RUN set -eu; \
+    if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi; \
+    cmake -S . -B /build -G Ninja -DGPUBENCH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
+      "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}"; \
+    cmake --build /build -j"$(nproc)" --target gpubench_server gpubench; \
+    mkdir -p /out/bin /out/lib; \
+    strip -o /out/bin/gpubench_server /build/gpubench_server; \
+    strip -o /out/bin/gpubench /build/gpubench; \
+    for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 /usr/local/cuda/lib; do \
+      if [ -e "$d/libcupti.so.13" ]; then cp -L "$d/libcupti.so.13" /out/lib/; break; fi; \
+    done; \
+    ls -l /out/bin /out/lib
 
-FROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu24.04
-# Only the shared libraries the binaries link (gRPC, Protobuf, Abseil, prometheus-cpp, spdlog),
-# plus CUPTI for the optional achieved-occupancy pass. grpc_health_probe is not needed: the
-# Kubernetes probes speak gRPC health natively and the HEALTHCHECK below uses the CLI.
-RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libgrpc++1.51t64 libprotobuf32t64 libspdlog1.12 libprometheus-cpp-core1.0 \
-      libprometheus-cpp-pull1.0 cuda-cupti-13-0 \
-    && rm -rf /var/lib/apt/lists/* \
+FROM ${CLIENT_IMAGE} AS client
+COPY scripts/container_packages.sh /usr/local/sbin/
+RUN container_packages.sh client && rm /usr/local/sbin/container_packages.sh \
     && useradd --system --uid 10001 --user-group --no-create-home gpubench
-COPY --from=build /src/build/gpubench_server /src/build/gpubench /usr/local/bin/
+COPY --from=build /out/bin/gpubench /usr/local/bin/
+RUN ! ldd /usr/local/bin/gpubench | grep "not found"
+USER 10001:10001
+ENTRYPOINT ["/usr/local/bin/gpubench"]
+
+FROM ${RUNTIME_IMAGE} AS server
+COPY scripts/container_packages.sh /usr/local/sbin/
+RUN container_packages.sh server && rm /usr/local/sbin/container_packages.sh \
+    && useradd --system --uid 10001 --user-group --no-create-home gpubench
+COPY --from=build /out/bin/ /usr/local/bin/
+# CUPTI where dlopen finds it (the server loads it only for a counter pass).
+COPY --from=build /out/lib/ /usr/local/lib/gpubench/
+RUN echo /usr/local/lib/gpubench > /etc/ld.so.conf.d/gpubench.conf && ldconfig \
+    && ! ldd /usr/local/bin/gpubench_server /usr/local/bin/gpubench | grep "not found"
+# NVML (libnvidia-ml.so.1) comes from the driver, mounted by the NVIDIA container runtime;
+# "utility" asks for it. CUDA ordinals in PCI order, as NVML indexes them.
+ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility CUDA_DEVICE_ORDER=PCI_BUS_ID
 USER 10001:10001
 EXPOSE 50051 9464
+# Token or TLS on? Give the CLI its flags: -e GPUBENCH_HEALTHCHECK_FLAGS="--token_file=/path"
+# (or --ca_cert=... --tls_server_name=...). The check is a real ListDevices call.
+ENV GPUBENCH_HEALTHCHECK_FLAGS=""
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
-  CMD ["/usr/local/bin/gpubench", "devices", "--target=127.0.0.1:50051", "--rpc_timeout_seconds=3"]
+  CMD /usr/local/bin/gpubench devices --target=127.0.0.1:50051 --rpc_timeout_seconds=3 $GPUBENCH_HEALTHCHECK_FLAGS
 ENTRYPOINT ["/usr/local/bin/gpubench_server"]
 CMD ["--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9464", "--backend=auto"]

@@ -98,6 +98,9 @@ ABSL_FLAG(bool, apply, false, "autotune: make the fastest block size the server'
 ABSL_FLAG(std::string, dtype, "", "best: f32 | f16 | bf16.");
 ABSL_FLAG(std::string, dtypes, "f32,f16", "compare: comma-separated dtypes (f32,f16,bf16).");
 ABSL_FLAG(std::string, modes, "cold,hot", "compare: comma-separated cache modes.");
+ABSL_FLAG(bool, force, false,
+          "run/sweep: run even while another process uses the GPU (servers in shared-node mode "
+          "refuse with FAILED_PRECONDITION otherwise).");
 ABSL_FLAG(bool, profile, false,
           "Add a hardware-counter pass (achieved occupancy, DRAM throughput); GPU servers only.");
 
@@ -331,6 +334,7 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args
   request.set_verify(absl::GetFlag(FLAGS_verify));
   if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
   request.set_profile(absl::GetFlag(FLAGS_profile));
+  request.set_force(absl::GetFlag(FLAGS_force));
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::RunBenchmarkResponse response;
@@ -402,6 +406,7 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
   request.set_all_devices(absl::GetFlag(FLAGS_all_devices));
   if (!FillSweepCommon(&request, absl::GetFlag(FLAGS_mode))) return kExitUsage;
   request.set_profile(absl::GetFlag(FLAGS_profile));
+  request.set_force(absl::GetFlag(FLAGS_force));
   const SweepOutcome sweep = CollectSweep(stub, request, SetDeadline, absl::GetFlag(FLAGS_progress));
   const bool written =
       Emit(format == Format::kNvbenchJson ? RenderNvbenchJson(sweep.results, Argv())

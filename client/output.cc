@@ -159,6 +159,8 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, Format format
     kv("memory free", Bytes(d.free_memory_bytes()));
     kv("driver", d.driver_version());
     kv("runtime", d.runtime_version());
+    if (d.has_nvml_index()) kv("nvml index", absl::StrCat(d.nvml_index()));
+    if (!d.kernel_driver_version().empty()) kv("kernel driver", d.kernel_driver_version());
   }
   return out;
 }
@@ -291,6 +293,10 @@ std::string RenderResultDetail(const v1::RunResult& r) {
     absl::StrAppend(&out, "  SM clock      ", absl::StrFormat("%.0f", m.min_sm_clock_hz() / 1e6),
                     "-", absl::StrFormat("%.0f", m.max_sm_clock_hz() / 1e6), " MHz, ",
                     m.throttled_samples(), " throttled samples discarded\n");
+  }
+  if (m.clock_event_reasons_size() > 0) {
+    absl::StrAppend(&out, "  clock events  ", absl::StrJoin(m.clock_event_reasons(), ", "),
+                    " (NVML, during the run)\n");
   }
   const auto& v = r.verification();
   if (v.requested()) {

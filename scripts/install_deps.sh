@@ -9,6 +9,7 @@ packages=(
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
   prometheus python3 python3-yaml curl openssl
+  kubectl nodejs yamllint buildah mmdebstrap
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -19,4 +20,9 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# Schema validation of the Kubernetes manifests (tests/deploy/validate.mjs): pinned by the lock file.
+deploy_tests="$(dirname "$0")/../tests/deploy"
+if [ ! -d "$deploy_tests/node_modules" ]; then
+  npm ci --prefix "$deploy_tests" --no-audit --no-fund --loglevel=error
 fi

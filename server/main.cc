@@ -22,6 +22,8 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu_backend.h"
+#include "kernels/nvml.h"
+#include "kernels/nvml_backend.h"
 #include "server/engine/engine.h"
 #include "server/metrics/metrics.h"
 #include "common/files.h"
@@ -90,6 +92,15 @@ ABSL_FLAG(bool, allow_profiling, true,
           "Allow requests to add a hardware-counter pass (CUPTI range profiler) for achieved "
           "occupancy. Counters need root or NVreg_RestrictProfilingToAdminUsers=0.");
 
+ABSL_FLAG(std::string, gpu_sharing, "exclusive",
+          "exclusive | shared. shared: the node's GPUs belong to tenants; before every run NVML "
+          "is asked whether another process uses the GPU, and if one does the run is refused "
+          "(FAILED_PRECONDITION unless the request sets force; scheduled runs are skipped and "
+          "counted in gpubench_runs_skipped_total{reason=\"gpu_busy\"}). Needs NVML and, in a "
+          "container, the host's PID namespace (hostPID).");
+ABSL_FLAG(std::string, nvml_library, "libnvidia-ml.so.1",
+          "NVML library to dlopen (device identity, clock-event reasons, the busy check).");
+
 namespace gpubench {
 namespace {
 
@@ -157,6 +168,33 @@ int Main() {
   if (!backend) return 2;
   backend = WithNodeName(std::move(backend), node_name);
   spdlog::info("node_name={}", node_name);
+  absl::StatusOr<GpuSharing> sharing = ParseGpuSharing(absl::GetFlag(FLAGS_gpu_sharing));
+  if (!sharing.ok()) {
+    spdlog::critical("{}", std::string(sharing.status().message()));
+    return 2;
+  }
+  std::shared_ptr<const Nvml> nvml;
+  if (absl::StatusOr<std::shared_ptr<Nvml>> loaded = Nvml::Load(absl::GetFlag(FLAGS_nvml_library));
+      loaded.ok()) {
+    nvml = *std::move(loaded);
+    spdlog::info("NVML loaded: kernel driver {}", nvml->driver_version());
+    backend = WithNvmlFacts(std::move(backend), nvml);
+  } else {
+    spdlog::info("{}; running without NVML: no kernel driver version, NVML index or clock-event "
+                 "reasons, no busy check", std::string(loaded.status().message()));
+    if (*sharing == GpuSharing::kShared && backend->name() == "cuda") {
+      spdlog::critical("--gpu_sharing=shared needs NVML to see other processes on the GPUs");
+      return 2;
+    }
+  }
+  std::vector<std::string> uuids;
+  for (int d = 0; d < backend->device_count(); ++d) {
+    absl::StatusOr<DeviceInfo> info = backend->Describe(d);
+    uuids.push_back(info.ok() ? info->uuid : "");
+  }
+  // Declared before the engine: its workers use the monitor until they stop.
+  NvmlMonitor monitor(nvml, std::move(uuids), *sharing);
+  spdlog::info("gpu sharing: {}", absl::GetFlag(FLAGS_gpu_sharing));
 
   ServerLimits limits;
   limits.max_elements = absl::GetFlag(FLAGS_max_elements);
@@ -171,6 +209,7 @@ int Main() {
   limits.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
   limits.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
   Engine engine(std::move(backend), limits);
+  engine.SetMonitor(&monitor);
   // A sticky device error (illegal address, ECC...) leaves the CUDA context unusable: stop serving
   // and exit non-zero so the orchestrator restarts the process (and alerts).
   std::atomic<int> exit_code{0};
@@ -183,7 +222,8 @@ int Main() {
   });
 
   auto registry = std::make_shared<prometheus::Registry>();
-  Metrics metrics(registry, {.max_result_series = absl::GetFlag(FLAGS_metrics_max_series)});
+  Metrics metrics(registry, {.max_result_series = absl::GetFlag(FLAGS_metrics_max_series),
+                             .node_name = node_name});
   engine.AddObserver(&metrics);
   {
     std::vector<DeviceInfo> devices;

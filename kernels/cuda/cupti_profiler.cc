@@ -47,7 +47,11 @@ const Cupti& LoadCupti() {
   static const Cupti* cupti = [] {
     auto* c = new Cupti();
     void* lib = nullptr;
-    for (const char* name : {"libcupti.so.13", "libcupti.so"}) {
+    // By name (LD_LIBRARY_PATH, ld.so.conf: the image's /usr/local/lib/gpubench), then where CUDA
+    // installs put it: extras/CUPTI/lib64 is not on the loader's path.
+    for (const char* name : {"libcupti.so.13", "libcupti.so",
+                             "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+                             "/usr/local/cuda/lib64/libcupti.so.13"}) {
       lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
       if (lib != nullptr) break;
     }
@@ -113,10 +117,19 @@ class Pass {
   std::string Fail(const char* step, CUptiResult r) {
     const char* text = "unknown";
     c_.cuptiGetResultString(r, &text);
-    return absl::StrCat(step, " failed: ", text,
-                        r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
-                            ? " (counters need root or NVreg_RestrictProfilingToAdminUsers=0)"
-                            : "");
+    const char* hint = "";
+    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+      hint = " (counters need root or NVreg_RestrictProfilingToAdminUsers=0)";
+    } else if (r == CUPTI_ERROR_HARDWARE_BUSY || r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ||
+               r == CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED) {
+      // The counters are one driver-wide resource: dcgm-exporter's profiling metrics (DCP,
+      // DCGM_FI_PROF_*) or an Nsight tool holding them makes every other profiler fail.
+      hint = " (profiling conflict: another profiler holds this GPU's counters, typically DCGM's "
+             "profiling metrics (dcgm-exporter DCGM_FI_PROF_*; pause them with `dcgmi profile "
+             "--pause`, resume with `dcgmi profile --resume`) or an Nsight Compute/Systems "
+             "session)";
+    }
+    return absl::StrCat(step, " failed: ", text, hint);
   }
 
   std::string Run(int device, const std::function<int()>& launch, CounterValues* out) {

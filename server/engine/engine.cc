@@ -18,12 +18,14 @@ void Job::Cancel() {
 
 DeviceWorker::DeviceWorker(int device_index, Backend* backend, int capacity,
                            const std::vector<RunObserver*>* observers,
-                           const std::function<void(int, const absl::Status&)>* device_lost)
+                           const std::function<void(int, const absl::Status&)>* device_lost,
+                           const NvmlMonitor* const* monitor)
     : device_index_(device_index),
       backend_(backend),
       capacity_(capacity),
       observers_(observers),
       device_lost_(device_lost),
+      monitor_(monitor),
       host_pool_(0),
       thread_([this] { Loop(); }) {}
 
@@ -126,12 +128,30 @@ void DeviceWorker::Loop() {
       result = absl::CancelledError("run cancelled while queued");
     } else if (start >= item.job->deadline()) {
       result = absl::DeadlineExceededError("deadline passed while the run was queued");
+    } else if (absl::Status idle = (*monitor_ != nullptr && !item.spec.force)
+                                       ? (*monitor_)->CheckIdle(device_index_)
+                                       : absl::OkStatus();
+               !idle.ok()) {
+      result = idle;  // shared-node mode: a tenant uses this GPU
     } else {
       if (item.callbacks.on_start) item.callbacks.on_start();
       Job* job = item.job.get();
+      std::string no_watch = "NVML not loaded";
+      std::unique_ptr<ClockEventWatch> watch =
+          *monitor_ != nullptr ? (*monitor_)->WatchClockEvents(device_index_, &no_watch) : nullptr;
       result = MeasureRun(*backend_, item.spec,
                           [job] { return job->cancelled() || absl::Now() >= job->deadline(); },
                           &host_pool_);
+      absl::StatusOr<std::vector<std::string>> reasons =
+          watch ? watch->Stop() : absl::StatusOr<std::vector<std::string>>(
+                                      absl::UnavailableError(no_watch));
+      if (result.ok()) {
+        if (reasons.ok()) {
+          result->clock_event_reasons = *std::move(reasons);
+        } else {
+          result->clock_events_unavailable_reason = std::string(reasons.status().message());
+        }
+      }
       // A client whose deadline passed also cancels its RPC: report the deadline, not the cancel.
       if (!result.ok() && result.status().code() == absl::StatusCode::kCancelled &&
           absl::Now() >= job->deadline()) {
@@ -182,7 +202,7 @@ Engine::Engine(std::unique_ptr<Backend> backend, ServerLimits limits)
   for (int d = 0; d < backend_->device_count(); ++d) {
     workers_.push_back(
         std::make_unique<DeviceWorker>(d, backend_.get(), limits_.queue_capacity, &observers_,
-                                       &device_lost_));
+                                       &device_lost_, &monitor_));
   }
 }
 

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/parallel.h"
 #include "kernels/backend.h"
+#include "server/engine/nvml_monitor.h"
 #include "server/engine/run_spec.h"
 
 namespace gpubench {
@@ -57,7 +58,8 @@ class DeviceWorker {
  public:
   DeviceWorker(int device_index, Backend* backend, int capacity,
                const std::vector<RunObserver*>* observers,
-               const std::function<void(int, const absl::Status&)>* device_lost);
+               const std::function<void(int, const absl::Status&)>* device_lost,
+               const NvmlMonitor* const* monitor);
   ~DeviceWorker();  // stops: cancels queued runs, finishes the running one
 
   // Enqueues `job` (created with this worker). RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after Stop().
@@ -86,6 +88,7 @@ class DeviceWorker {
   const int capacity_;
   const std::vector<RunObserver*>* observers_;
   const std::function<void(int, const absl::Status&)>* device_lost_;
+  const NvmlMonitor* const* monitor_;  // the engine's; null when none
   ParallelPool host_pool_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -113,6 +116,10 @@ class Engine {
     device_lost_ = std::move(handler);
   }
 
+  // NVML around each run: the shared-node busy check (unless the spec forces) and the clock-event
+  // watch. Optional; set before any Submit. Not owned.
+  void SetMonitor(const NvmlMonitor* monitor) { monitor_ = monitor; }
+
   // Registers an observer; call before any Submit. Not owned.
   void AddObserver(RunObserver* observer) { observers_.push_back(observer); }
 
@@ -136,6 +143,7 @@ class Engine {
   const ServerLimits limits_;
   std::vector<RunObserver*> observers_;
   std::function<void(int, const absl::Status&)> device_lost_;
+  const NvmlMonitor* monitor_ = nullptr;
   TunedDefaults tuned_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
 };

@@ -241,6 +241,7 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   spec.verify = request.verify.value_or(true);
   spec.profile = request.profile && limits.allow_profiling;
   spec.profile_forbidden = request.profile && !limits.allow_profiling;
+  spec.force = request.force;
   if (request.seed.has_value()) {
     spec.seed = *request.seed;
   } else {

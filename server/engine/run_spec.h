@@ -52,6 +52,7 @@ struct RunRequest {
   std::optional<bool> verify;      // default true
   std::optional<uint64_t> seed;    // default: fresh random seed, echoed in the result
   bool profile = false;            // collect achieved occupancy from hardware counters
+  bool force = false;              // run even when another process uses the GPU (shared mode)
 };
 
 // Server-side defaults and bounds; flags fill these in main.
@@ -90,6 +91,8 @@ struct RunSpec {
   uint64_t seed = 0;
   bool profile = false;
   bool profile_forbidden = false;  // requested, but the server does not allow profiling
+  bool force = false;     // skip the shared-node busy check (--gpu_sharing=shared)
+  bool scheduled = false;  // submitted by the server's schedule (--schedule_plan), not an RPC
 };
 
 // A launch configuration chosen by Autotune.
@@ -176,6 +179,10 @@ struct RunResult {
   double waves = 0;                          // grid / (SMs x active blocks per SM)
   std::string explanation;                   // one- or two-line verdict (explain.h)
   DeviceInfo device;
+  // NVML clock-event (throttle) reasons seen while the run measured, polled; empty with the
+  // reason in clock_events_unavailable_reason where NVML cannot say.
+  std::vector<std::string> clock_event_reasons;
+  std::string clock_events_unavailable_reason;
 };
 
 }  // namespace gpubench

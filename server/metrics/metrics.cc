@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/engine/nvml_monitor.h"
 
 namespace gpubench {
 namespace {
@@ -69,6 +70,11 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions 
                 .Help("Finished runs by kernel, device and outcome (ok, verification_failed or the "
                       "error code)")
                 .Register(*registry_)),
+      skipped_(BuildCounter()
+                   .Name("gpubench_runs_skipped_total")
+                   .Help("Runs not started, by reason: gpu_busy = another process used the GPU "
+                         "(--gpu_sharing=shared); source = schedule or rpc")
+                   .Register(*registry_)),
       run_duration_(BuildHistogram()
                         .Name("gpubench_run_duration_seconds")
                         .Help("Wall time of a run on its device: data, warm-up, samples, "
@@ -103,16 +109,23 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions 
 void Metrics::SetInfo(const std::vector<DeviceInfo>& devices, const std::string& backend) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const DeviceInfo& d : devices) {
-    device_labels_[d.index] = {d.uuid, d.name};
-    device_info_
-        .Add({{"device", absl::StrCat(d.index)},
-              {"gpu_uuid", d.uuid},
-              {"gpu_model", d.name},
-              {"backend", d.backend},
-              {"compute_capability",
-               absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor)},
-              {"driver", d.driver_version}})
-        .Set(1);
+    // gpu_uuid/gpu_model (ours, kept for existing queries) and dcgm-exporter's UUID, gpu (NVML
+    // index), pci_bus_id, modelName and Hostname, so `* on(UUID)` joins with DCGM series as-is.
+    device_labels_[d.index] = {{"device", absl::StrCat(d.index)},
+                               {"gpu_uuid", d.uuid},
+                               {"gpu_model", d.name},
+                               {"UUID", d.uuid},
+                               {"gpu", d.nvml_index >= 0 ? absl::StrCat(d.nvml_index) : ""},
+                               {"pci_bus_id", d.pci_bus_id},
+                               {"modelName", d.name},
+                               {"Hostname", options_.node_name}};
+    std::map<std::string, std::string> info = device_labels_[d.index];
+    info.insert({{"backend", d.backend},
+                 {"compute_capability",
+                  absl::StrCat(d.compute_capability_major, ".", d.compute_capability_minor)},
+                 {"driver", d.driver_version},
+                 {"kernel_driver", d.kernel_driver_version}});
+    device_info_.Add(info).Set(1);
     queue_depth_.Add({{"device", absl::StrCat(d.index)}}).Set(0);
   }
   build_info_
@@ -172,18 +185,21 @@ void Metrics::OnRunFinished(const RunSpec& spec, const absl::StatusOr<RunResult>
     outcome = "verification_failed";
   }
   std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, std::string> labels = device_labels_[spec.device_index];
+  labels["device"] = device;
+  if (!result.ok() && IsGpuBusy(result.status())) {
+    std::map<std::string, std::string> skip = labels;
+    skip.insert({{"reason", "gpu_busy"}, {"source", spec.scheduled ? "schedule" : "rpc"}});
+    skipped_.Add(skip).Increment();
+    return;
+  }
   runs_.Add({{"kernel", kernel}, {"device", device}, {"outcome", outcome}}).Increment();
   run_duration_.Add({{"device", device}}, kRunBuckets).Observe(absl::ToDoubleSeconds(wall_time));
   if (!result.ok()) return;
-  const auto& [uuid, model] = device_labels_[spec.device_index];
-  const std::map<std::string, std::string> labels = {
-      {"kernel", kernel},
-      {"dtype", DTypeName(spec.kernel->dtype)},
-      {"elements", absl::StrCat(spec.elements)},
-      {"cache_mode", CacheModeName(spec.cache_mode)},
-      {"device", device},
-      {"gpu_uuid", uuid},
-      {"gpu_model", model}};
+  labels.insert({{"kernel", kernel},
+                 {"dtype", DTypeName(spec.kernel->dtype)},
+                 {"elements", absl::StrCat(spec.elements)},
+                 {"cache_mode", CacheModeName(spec.cache_mode)}});
   ResultGauges& g = GaugesFor(labels);
   g.median_seconds->Set(result->stats.median_seconds);
   g.bandwidth->Set(result->bandwidth_bytes_per_second);

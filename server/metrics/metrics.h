@@ -24,6 +24,7 @@ namespace gpubench {
 
 struct MetricsOptions {
   int max_result_series = 512;  // LRU cap on label sets of the per-result gauges
+  std::string node_name;        // the `Hostname` label (dcgm-exporter's name for the node)
 };
 
 // Thread-safe.
@@ -60,7 +61,8 @@ class Metrics final : public RunObserver {
 
   std::shared_ptr<prometheus::Registry> registry_;
   const MetricsOptions options_;
-  std::map<int, std::pair<std::string, std::string>> device_labels_;  // index -> (uuid, model)
+  // Per device index: the labels that identify it, ours and dcgm-exporter's.
+  std::map<int, std::map<std::string, std::string>> device_labels_;
 
   prometheus::Family<prometheus::Gauge>& median_seconds_;
   prometheus::Family<prometheus::Gauge>& bandwidth_;
@@ -71,6 +73,7 @@ class Metrics final : public RunObserver {
   prometheus::Family<prometheus::Gauge>& verified_;
   prometheus::Family<prometheus::Gauge>& last_result_timestamp_;
   prometheus::Family<prometheus::Counter>& runs_;
+  prometheus::Family<prometheus::Counter>& skipped_;
   prometheus::Family<prometheus::Histogram>& run_duration_;
   prometheus::Family<prometheus::Gauge>& queue_depth_;
   prometheus::Family<prometheus::Counter>& rpcs_;

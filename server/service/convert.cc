@@ -41,6 +41,7 @@ RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
   if (request.has_verify()) r.verify = request.verify();
   if (request.has_seed()) r.seed = request.seed();
   r.profile = request.profile();
+  r.force = request.force();
   return r;
 }
 
@@ -94,6 +95,8 @@ void ToProto(const DeviceInfo& d, v1::DeviceInfo* out) {
   out->set_driver_version(d.driver_version);
   out->set_runtime_version(d.runtime_version);
   out->set_node_name(d.node_name);
+  if (d.nvml_index >= 0) out->set_nvml_index(d.nvml_index);
+  out->set_kernel_driver_version(d.kernel_driver_version);
 }
 
 void ToProto(const RunResult& r, v1::RunResult* out) {
@@ -179,6 +182,8 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     samples->set_count(r.sample_count);
     samples->set_strided(static_cast<int>(r.sample_seconds.size()) < r.sample_count);
   }
+  for (const std::string& reason : r.clock_event_reasons) m->add_clock_event_reasons(reason);
+  m->set_clock_events_unavailable_reason(r.clock_events_unavailable_reason);
 
   v1::Throughput* tp = out->mutable_throughput();
   tp->set_bytes_moved(r.bytes_moved);
@@ -294,6 +299,7 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& requ
         if (request.has_verify()) one.set_verify(request.verify());
         if (request.has_seed()) one.set_seed(request.seed());
         one.set_profile(request.profile());
+        one.set_force(request.force());
         absl::StatusOr<RunSpec> spec = engine.Resolve(FromProto(one));
         if (!spec.ok()) {
           return absl::Status(spec.status().code(),

@@ -59,17 +59,20 @@ void Scheduler::Loop() {
     if (!items.ok()) {
       spdlog::warn("scheduled plan rejected this pass: {}", std::string(items.status().message()));
     } else {
-      int ok = 0, failed = 0;
+      int ok = 0, failed = 0, busy = 0;
       for (RunSpec& spec : *items) {
+        spec.scheduled = true;
         std::mutex done_mu;
         std::condition_variable done_cv;
         bool done = false;
         bool success = false;
+        bool skipped = false;
         JobCallbacks callbacks;
         callbacks.on_done = [&](absl::StatusOr<RunResult> r) {
           std::lock_guard<std::mutex> lock(done_mu);
           done = true;
           success = r.ok() && (!r->verification || r->verification->passed);
+          skipped = !r.ok() && IsGpuBusy(r.status());
           done_cv.notify_all();
         };
         {
@@ -91,9 +94,10 @@ void Scheduler::Loop() {
         }
         std::unique_lock<std::mutex> lock(done_mu);
         done_cv.wait(lock, [&] { return done; });
-        (success ? ok : failed)++;
+        (success ? ok : skipped ? busy : failed)++;
       }
-      spdlog::info("scheduled pass done: {} ok, {} failed", ok, failed);
+      spdlog::info("scheduled pass done: {} ok, {} failed, {} skipped (gpu_busy)", ok, failed,
+                   busy);
     }
     std::unique_lock<std::mutex> lock(mu_);
     current_.reset();

@@ -43,12 +43,15 @@ class MetricsTest : public ::testing::Test {
 };
 
 TEST_F(MetricsTest, ExportsResultsCountersAndInfo) {
-  Metrics m(registry_, {.max_result_series = 10});
+  Metrics m(registry_, {.max_result_series = 10, .node_name = "node-a"});
   DeviceInfo d;
   d.index = 0;
   d.uuid = "GPU-1234";
   d.name = "NVIDIA H200";
   d.backend = "cuda";
+  d.nvml_index = 3;
+  d.pci_bus_id = "00000000:19:00.0";
+  d.kernel_driver_version = "580.159.04";
   m.SetInfo({d}, "cuda");
   m.OnRunFinished(Spec(1024), Result(Spec(1024), 2e-6), absl::Milliseconds(30));
   m.OnRunFinished(Spec(1024), absl::DeadlineExceededError("late"), absl::Seconds(1));
@@ -58,20 +61,45 @@ TEST_F(MetricsTest, ExportsResultsCountersAndInfo) {
   m.OnQueueDepth(0, 3);
   m.OnRpc("/gpubench.v1.Benchmark/RunBenchmark", absl::StatusCode::kOk, 0.01);
   const std::string text = Scrape(*registry_);
-  EXPECT_THAT(text, HasSubstr("gpubench_run_median_seconds{cache_mode=\"cold\",device=\"0\","
-                              "dtype=\"f32\",elements=\"1024\",gpu_model=\"NVIDIA H200\","
-                              "gpu_uuid=\"GPU-1234\",kernel=\"add_f32x4\"} 2e-06"));
+  // Ours and dcgm-exporter's labels (UUID, gpu = NVML index, pci_bus_id, modelName, Hostname).
+  EXPECT_THAT(text, HasSubstr("gpubench_run_median_seconds{Hostname=\"node-a\",UUID=\"GPU-1234\","
+                              "cache_mode=\"cold\",device=\"0\",dtype=\"f32\",elements=\"1024\","
+                              "gpu=\"3\",gpu_model=\"NVIDIA H200\",gpu_uuid=\"GPU-1234\","
+                              "kernel=\"add_f32x4\",modelName=\"NVIDIA H200\","
+                              "pci_bus_id=\"00000000:19:00.0\"} 2e-06"));
   EXPECT_THAT(text, HasSubstr("gpubench_run_peak_bandwidth_ratio{"));
   EXPECT_THAT(text, HasSubstr("outcome=\"DEADLINE_EXCEEDED\"} 1"));
   EXPECT_THAT(text, HasSubstr("outcome=\"verification_failed\"} 1"));
-  EXPECT_THAT(text, HasSubstr("elements=\"2048\",gpu_model=\"NVIDIA H200\",gpu_uuid=\"GPU-1234\","
-                              "kernel=\"add_f32x4\"} 0"));
+  EXPECT_THAT(text, HasSubstr("elements=\"2048\",gpu=\"3\",gpu_model=\"NVIDIA H200\","
+                              "gpu_uuid=\"GPU-1234\",kernel=\"add_f32x4\",modelName=\"NVIDIA H200\","
+                              "pci_bus_id=\"00000000:19:00.0\"} 0"));
   EXPECT_THAT(text, HasSubstr("gpubench_queue_depth{device=\"0\"} 3"));
-  EXPECT_THAT(text, HasSubstr("gpubench_device_info{backend=\"cuda\""));
+  EXPECT_THAT(text, HasSubstr("gpubench_device_info{Hostname=\"node-a\",UUID=\"GPU-1234\","
+                              "backend=\"cuda\""));
+  EXPECT_THAT(text, HasSubstr("kernel_driver=\"580.159.04\""));
   EXPECT_THAT(text, HasSubstr("gpubench_build_info{"));
   EXPECT_THAT(text, HasSubstr("gpubench_grpc_request_duration_seconds_bucket{"));
   EXPECT_THAT(text, HasSubstr("gpubench_grpc_requests_total{code=\"OK\",method="));
   EXPECT_THAT(text, HasSubstr("# HELP gpubench_runs_total"));
+}
+
+TEST_F(MetricsTest, BusyGpuRunsAreCountedAsSkippedNotFailed) {
+  Metrics m(registry_, {.node_name = "node-a"});
+  DeviceInfo d;
+  d.uuid = "GPU-1234";
+  m.SetInfo({d}, "cuda");
+  absl::Status busy = absl::FailedPreconditionError("GPU GPU-1234 (device 0) is in use");
+  busy.SetPayload(kGpuBusyPayload, absl::Cord("GPU-1234"));
+  RunSpec scheduled = Spec(1024);
+  scheduled.scheduled = true;
+  m.OnRunFinished(scheduled, busy, absl::Milliseconds(1));
+  m.OnRunFinished(scheduled, busy, absl::Milliseconds(1));
+  m.OnRunFinished(Spec(1024), busy, absl::Milliseconds(1));
+  const std::string text = Scrape(*registry_);
+  EXPECT_THAT(text, HasSubstr("gpubench_runs_skipped_total{Hostname=\"node-a\",UUID=\"GPU-1234\","));
+  EXPECT_THAT(text, HasSubstr("reason=\"gpu_busy\",source=\"schedule\"} 2"));
+  EXPECT_THAT(text, HasSubstr("reason=\"gpu_busy\",source=\"rpc\"} 1"));
+  EXPECT_THAT(text, Not(HasSubstr("outcome=\"FAILED_PRECONDITION\"")));
 }
 
 TEST_F(MetricsTest, ResultSeriesAreCappedByAnLru) {

@@ -14,6 +14,7 @@
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -67,8 +68,48 @@ def query(prom, expr):
         return json.loads(e.read().decode())
 
 
+def dcgm_exposition(scrape):
+    """dcgm-exporter's text for the GPUs in gpubench_device_info: its metric and label names."""
+    lines = []
+    metrics = {"DCGM_FI_DEV_SM_CLOCK": ("gauge", 1980), "DCGM_FI_DEV_POWER_USAGE": ("gauge", 512.5),
+               "DCGM_FI_DEV_GPU_TEMP": ("gauge", 61), "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": ("gauge", 4)}
+    infos = [l for l in scrape.splitlines() if l.startswith("gpubench_device_info{")]
+    for name, (kind, value) in metrics.items():
+        lines += [f"# HELP {name} {name}.", f"# TYPE {name} {kind}"]
+        for info in infos:
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', info))
+            dcgm = {"gpu": labels.get("gpu", ""), "UUID": labels.get("UUID", ""),
+                    "pci_bus_id": labels.get("pci_bus_id", ""), "device": "nvidia" + labels.get("gpu", ""),
+                    "modelName": labels.get("modelName", ""), "Hostname": labels.get("Hostname", ""),
+                    "DCGM_FI_DRIVER_VERSION": labels.get("kernel_driver", "")}
+            lines.append(name + "{" + ",".join(f'{k}="{v}"' for k, v in dcgm.items()) + "} " + str(value))
+    return "\n".join(lines) + "\n"
+
+
+def serve_text(port, text):
+    """A process serving `text` at /metrics (a stand-in dcgm-exporter)."""
+    code = ("import http.server, sys\n"
+            "body = sys.stdin.buffer.read()\n"
+            "class H(http.server.BaseHTTPRequestHandler):\n"
+            "    def do_GET(self):\n"
+            "        self.send_response(200)\n"
+            "        self.send_header('Content-Type', 'text/plain; version=0.0.4')\n"
+            "        self.end_headers()\n"
+            "        self.wfile.write(body)\n"
+            "    def log_message(self, *a):\n"
+            "        pass\n"
+            f"http.server.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+    p.stdin.write(text.encode())
+    p.stdin.close()
+    return p
+
+
 def main():
     server_bin, cli_bin, src = sys.argv[1:4]
+    # The fake libnvidia-ml (tests/kernels/fake_nvml.cc) gives the CPU devices NVML facts, so the
+    # series carry dcgm-exporter's labels (UUID, gpu, pci_bus_id, modelName, Hostname) as on a GPU.
+    fake_nvml = sys.argv[4] if len(sys.argv) > 4 else ""
     for tool in ("promtool", "prometheus"):
         if shutil.which(tool) is None:
             print(f"FAIL {tool} not installed (Debian package 'prometheus')")
@@ -85,7 +126,8 @@ def main():
             [server_bin, "--listen=127.0.0.1:0", f"--port_file={tmp}/port", "--backend=cpu",
              "--metrics_listen=127.0.0.1:0", f"--metrics_port_file={tmp}/mport",
              f"--schedule_plan={plan}", "--schedule_interval_seconds=2",
-             "--default_min_time_seconds=0.01", "--default_timeout_seconds=0.5"],
+             "--default_min_time_seconds=0.01", "--default_timeout_seconds=0.5",
+             "--node_name=ci-node"] + ([f"--nvml_library={fake_nvml}"] if fake_nvml else []),
             stdout=open(f"{tmp}/server.log", "w"), stderr=subprocess.STDOUT)
         procs.append(server)
         port, mport = wait_file(f"{tmp}/port"), wait_file(f"{tmp}/mport")
@@ -111,7 +153,12 @@ def main():
             f.write(scrape)
         r = subprocess.run(["promtool", "check", "metrics"], input=scrape, capture_output=True,
                            text=True)
-        check(r.returncode == 0, f"promtool check metrics on a real scrape: {r.stdout}{r.stderr}".strip())
+        # dcgm-exporter's label names (UUID, modelName, Hostname) are camelCase by its choice; they
+        # are kept verbatim so joins need no label_replace. Every other lint finding fails.
+        problems = [l for l in (r.stdout + r.stderr).splitlines()
+                    if l.strip() and "should be written in 'snake_case' not 'camelCase'" not in l]
+        check(not problems, f"promtool check metrics on a real scrape (DCGM's camelCase label "
+                            f"names allowed): {problems}")
         for family in ("gpubench_run_median_seconds", "gpubench_run_bandwidth_bytes_per_second",
                        "gpubench_runs_total", "gpubench_run_duration_seconds_bucket",
                        "gpubench_queue_depth", "gpubench_grpc_requests_total",
@@ -124,6 +171,13 @@ def main():
         r = subprocess.run(["promtool", "check", "rules", rules_file], capture_output=True, text=True)
         check(r.returncode == 0, f"promtool check rules: {r.stdout.strip()}")
 
+        # A dcgm-exporter-shaped exposition for the same GPUs (labels from gpubench_device_info),
+        # served beside gpubench, so the dashboard's UUID joins return data.
+        dcgm_port = free_port()
+        dcgm_text = dcgm_exposition(scrape)
+        check("UUID=" in dcgm_text and 'gpu="3"' in dcgm_text and 'Hostname="ci-node"' in dcgm_text,
+              "gpubench_device_info carries UUID, gpu (NVML index), Hostname for the DCGM join")
+        procs.append(serve_text(dcgm_port, dcgm_text))
         prom = free_port()
         config = os.path.join(tmp, "prometheus.yml")
         shutil.copy(rules_file, os.path.join(tmp, "rules.yml"))
@@ -131,7 +185,9 @@ def main():
             yaml.safe_dump({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
                             "rule_files": ["rules.yml"],
                             "scrape_configs": [{"job_name": "gpubench", "static_configs": [
-                                {"targets": [f"127.0.0.1:{mport}"]}]}]}, f)
+                                {"targets": [f"127.0.0.1:{mport}"]}]},
+                                {"job_name": "dcgm-exporter", "static_configs": [
+                                    {"targets": [f"127.0.0.1:{dcgm_port}"]}]}]}, f)
         procs.append(subprocess.Popen(
             ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp}/data",
              f"--web.listen-address=127.0.0.1:{prom}"],
@@ -192,9 +248,9 @@ def main():
                 check(True, f"{os.path.relpath(path, src)} parses")
             except ValueError as e:
                 check(False, f"{os.path.relpath(path, src)} parses: {e}")
-        pr = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/prometheusrule.yaml")))
+        pr = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/base/prometheusrule.yaml")))
         check(pr["spec"]["groups"] == rules["groups"], "PrometheusRule embeds rules.yml's groups")
-        cm = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/configmap.yaml")))
+        cm = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/base/configmap.yaml")))
         plan_ok = json.loads(cm["data"]["plan.json"])
         check(set(plan_ok) <= {"kernels", "sizes", "blockSizes", "deviceIndex", "measurement",
                                "verify", "seed", "profile"}, "the ConfigMap's plan has RunSweepRequest fields")

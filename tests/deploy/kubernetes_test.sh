@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The Kubernetes packaging as CI checks it: every overlay renders with `kubectl kustomize`, yamllint
+# passes on deploy/, every rendered object validates against the Kubernetes and prometheus-operator
+# schemas with unknown-field detection (tests/deploy/validate.mjs, npm deps from
+# scripts/install_deps.sh), and each overlay says what the README promises.
+#   tests/deploy/kubernetes_test.sh <source dir>
+set -euo pipefail
+src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+yamllint -c "$src/.yamllint.yaml" "$src/deploy" || fail "yamllint deploy/"
+echo "ok: yamllint deploy/"
+node "$src/tests/deploy/validate.mjs" --self-test >/dev/null || fail "validator self-test"
+echo "ok: validator rejects a typo'd field, a wrong type and a CRD typo"
+
+for overlay in shared-node exclusive; do
+  kubectl kustomize "$src/deploy/kubernetes/overlays/$overlay" > "$tmp/$overlay.yaml" \
+    || fail "kubectl kustomize overlays/$overlay"
+  python3 -c 'import json, sys, yaml
+print(json.dumps([o for o in yaml.safe_load_all(open(sys.argv[1])) if o]))' "$tmp/$overlay.yaml" \
+    > "$tmp/$overlay.json"
+  node "$src/tests/deploy/validate.mjs" < "$tmp/$overlay.json" > "$tmp/$overlay.out" \
+    || { cat "$tmp/$overlay.out"; fail "schema validation of overlays/$overlay"; }
+  echo "ok: overlays/$overlay renders and validates ($(tail -1 "$tmp/$overlay.out"))"
+  python3 - "$tmp/$overlay.json" "$overlay" <<'PY'
+import json, sys
+objs, overlay = json.load(open(sys.argv[1])), sys.argv[2]
+def check(ok, what):
+    if not ok:
+        sys.exit(f"FAIL: overlays/{overlay}: {what}")
+    print(f"ok: overlays/{overlay}: {what}")
+kinds = [o["kind"] for o in objs]
+check(kinds[0] == "Namespace", "the Namespace comes first")
+ns = objs[0]["metadata"]["labels"]
+check(all(f"pod-security.kubernetes.io/{m}" in ns for m in ("enforce", "audit", "warn")),
+      "Pod Security labels on the namespace")
+for o in objs:
+    if o["kind"] in ("ServiceMonitor", "PrometheusRule"):
+        check(o["metadata"]["labels"].get("release") == "kube-prometheus-stack",
+              f"{o['kind']} carries the selection label release=kube-prometheus-stack")
+ds = next(o for o in objs if o["kind"] == "DaemonSet")
+cron = next(o for o in objs if o["kind"] == "CronJob")
+pods = [ds["spec"]["template"]["spec"], cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]]
+check(all(p.get("automountServiceAccountToken") is False for p in pods),
+      "no service account token mounted (DaemonSet, CronJob)")
+check(ds["spec"]["template"]["spec"].get("priorityClassName") == "gpubench-node-agent"
+      and any(o["kind"] == "PriorityClass" for o in objs), "DaemonSet has its priority class")
+c = ds["spec"]["template"]["spec"]["containers"][0]
+env = {e["name"]: e for e in c.get("env", [])}
+check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+      == "spec.nodeName", "NODE_NAME from the downward API")
+images = {c["image"]} | {cc["image"] for cc in pods[1]["containers"]}
+check(len({i.split(":")[1] for i in images}) == 1, f"one image tag {sorted(images)}")
+check(pods[1]["containers"][0]["image"].startswith("ghcr.io/gpubench/gpubench-client:"),
+      "the fleet CronJob runs the slim client image")
+gpus = c["resources"].get("limits", {}).get("nvidia.com/gpu")
+if overlay == "shared-node":
+    check(gpus is None, "no nvidia.com/gpu request (the GPUs stay the tenants')")
+    check("--gpu_sharing=shared" in c["args"], "--gpu_sharing=shared")
+    check(env.get("NVIDIA_VISIBLE_DEVICES", {}).get("value") == "all", "sees all GPUs")
+    check(ds["spec"]["template"]["spec"].get("hostPID") is True, "hostPID (tenants' PIDs)")
+else:
+    check(gpus == 8, "requests the node's 8 GPUs")
+    check("--gpu_sharing=exclusive" in c["args"], "--gpu_sharing=exclusive")
+PY
+done
+echo "PASS"
