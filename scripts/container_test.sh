@@ -80,8 +80,8 @@ server_pid=""
 stop_server() {
   local pid
   pid=$(pgrep -f -- "gpubench_server --listen=127.0.0.1:$grpc_port" || true)
-  [ -n "$pid" ] && kill -TERM $pid 2>/dev/null && sleep 2
-  [ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null
+  if [ -n "$pid" ]; then kill -TERM $pid 2>/dev/null || true; sleep 2; fi
+  if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; fi
   server_pid=""
 }
 cleanup() {
