@@ -51,8 +51,8 @@ SweepOutcome CollectSweep(v1::Benchmark::Stub& stub, const v1::RunSweepRequest& 
   while (reader->Read(&event)) {
     if (event.has_progress() && progress) {
       const auto& p = event.progress();
-      std::cerr << "[" << p.index() << "/" << p.total() << "] " << p.kernel() << " "
-                << FormatElementCount(p.elements()) << ": "
+      std::cerr << "[" << p.index() << "/" << p.total() << "] device " << p.device_index() << " "
+                << p.kernel() << " " << FormatElementCount(p.elements()) << ": "
                 << (p.state() == v1::SweepProgress::QUEUED
                         ? absl::StrCat("queued (", p.queue_position(), " ahead)")
                         : std::string("running"))
@@ -66,7 +66,10 @@ SweepOutcome CollectSweep(v1::Benchmark::Stub& stub, const v1::RunSweepRequest& 
       }
     } else if (event.has_error()) {
       out.errors.push_back(event.error());
-      if (progress) std::cerr << "  error: " << event.error().message() << "\n";
+      if (progress) {
+        std::cerr << "  error (device " << event.error().device_index() << "): "
+                  << event.error().message() << "\n";
+      }
     }
   }
   out.status = reader->Finish();

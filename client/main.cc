@@ -5,11 +5,19 @@
 //   1  a run failed on the server (bad kernel, verification failure, device error, ...)
 //   2  usage error (bad command, flag or size)
 //   3  server unreachable or deadline exceeded
-//   4  not authenticated (missing or invalid bearer token, or client certificate refused)
+//   4  not authenticated (missing, unusable or invalid bearer token, or the TLS handshake
+//      refused: client certificate refused or server certificate not trusted)
+//   5  fleet: a result regressed against --baseline
+// 130  interrupted (Ctrl-C); a sweep prints the results that finished first
 #include <grpcpp/grpcpp.h>
 
+#include <signal.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -18,18 +26,20 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
+#include "absl/time/time.h"
 #include <google/protobuf/util/json_util.h>
 #include "client/compare.h"
 #include "client/fleet.h"
 #include "client/nvbench_json.h"
 #include "client/output.h"
+#include "common/command_line.h"
 #include "common/files.h"
+#include "common/echo.h"
+#include "common/tokens.h"
 #include "common/sizes.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 
@@ -40,7 +50,8 @@ ABSL_FLAG(std::string, client_cert, "", "PEM client certificate for mutual TLS."
 ABSL_FLAG(std::string, client_key, "", "PEM private key of --client_cert.");
 ABSL_FLAG(std::string, tls_server_name, "", "Override the name checked in the server certificate.");
 ABSL_FLAG(std::string, token_file, "",
-          "File whose first line is the bearer token (or set GPUBENCH_TOKEN).");
+          "File holding the bearer token, read as the server reads --token_file (the first "
+          "token; whitespace, CR, blank lines and # comments skipped). Or set GPUBENCH_TOKEN.");
 ABSL_FLAG(std::string, format, "table",
           "Output format: table | json | csv | nvbench-json (run/sweep: nvbench's JSON schema, "
           "cold -> nv/cold/*, hot -> nv/batch/* summaries, for nvbench_compare.py-style tools).");
@@ -113,8 +124,45 @@ constexpr int kExitUsage = 2;
 constexpr int kExitUnreachable = 3;
 constexpr int kExitAuth = 4;
 constexpr int kExitRegression = 5;
+constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report it
+
+const char* StatusCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "UNKNOWN_CODE";
+  }
+}
+
+// A connection that failed in the TLS handshake (the server refused our certificate, or we do
+// not trust the server's): an authentication failure, not an unreachable server.
+bool IsTlsHandshakeFailure(const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return false;
+  const std::string& m = status.error_message();
+  for (const char* marker : {"andshake", "SSL_ERROR", "CERTIFICATE", "certificate", "tlsv1 alert",
+                             "TLSV1_ALERT"}) {
+    if (m.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
 
 int ExitCodeFor(const grpc::Status& status) {
+  if (IsTlsHandshakeFailure(status)) return kExitAuth;
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
       return kExitOk;
@@ -130,10 +178,54 @@ int ExitCodeFor(const grpc::Status& status) {
 }
 
 int ReportRpcError(const std::string& what, const grpc::Status& status) {
-  std::cerr << "gpubench: " << what << " failed: " << status.error_code() << " "
+  std::cerr << "gpubench: " << what << " failed: " << StatusCodeName(status.error_code()) << ": "
             << status.error_message() << "\n";
+  if (IsTlsHandshakeFailure(status)) {
+    std::cerr << "gpubench: the TLS handshake failed: the server refused the client certificate "
+                 "(--client_cert/--client_key) or the server's certificate is not trusted "
+                 "(--ca_cert, --tls_server_name)\n";
+  }
   return ExitCodeFor(status);
 }
+
+// Ctrl-C: SIGINT and SIGTERM are blocked in every thread and taken by one watcher thread. While
+// a sweep streams, the first signal cancels its call (the sweep then prints what finished and
+// exits 130); otherwise, or on a second signal, the process exits 130 at once.
+class Interrupts {
+ public:
+  static Interrupts& Get() {
+    static Interrupts* interrupts = new Interrupts();
+    return *interrupts;
+  }
+  // Call before any other thread exists (gRPC's included): they inherit the blocked mask.
+  void Start() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    std::thread([this] { Watch(); }).detach();
+  }
+  void SetCall(grpc::ClientContext* context) {
+    std::lock_guard<std::mutex> lock(mu_);
+    call_ = context;
+  }
+  bool interrupted() const { return interrupted_.load(); }
+
+ private:
+  void Watch() {
+    while (true) {
+      int signal_number = 0;
+      if (sigwait(&signals_, &signal_number) != 0) continue;
+      std::lock_guard<std::mutex> lock(mu_);
+      if (call_ == nullptr || interrupted_.exchange(true)) std::_Exit(kExitInterrupted);
+      call_->TryCancel();
+    }
+  }
+  sigset_t signals_;
+  std::mutex mu_;
+  grpc::ClientContext* call_ = nullptr;
+  std::atomic<bool> interrupted_{false};
+};
 
 std::string& Token() {
   static std::string token;
@@ -147,19 +239,34 @@ void SetDeadline(grpc::ClientContext* context) {
   if (!Token().empty()) context->AddMetadata("authorization", "Bearer " + Token());
 }
 
-// The channel the flags ask for; null (after a message) on unreadable files.
-bool LoadToken() {
+// Reads the bearer token as the server reads its token file (common/tokens.h: the first token;
+// whitespace, CR, blank lines and comments dropped). kExitOk, or the exit code after a message:
+// kExitUsage for an unreadable file, kExitAuth for an unusable token.
+int LoadToken() {
+  std::string text, source;
   if (const std::string f = absl::GetFlag(FLAGS_token_file); !f.empty()) {
-    std::string text;
     if (!ReadFileToString(f, &text)) {
       std::cerr << "gpubench: cannot read --token_file " << f << "\n";
-      return false;
+      return kExitUsage;
     }
-    Token() = text.substr(0, text.find('\n'));
+    source = "--token_file " + f;
   } else if (const char* env = std::getenv("GPUBENCH_TOKEN"); env != nullptr) {
-    Token() = env;
+    text = env;
+    source = "GPUBENCH_TOKEN";
+  } else {
+    return kExitOk;
   }
-  return true;
+  const std::vector<std::string> tokens = ParseTokenLines(text);
+  if (tokens.empty()) {
+    std::cerr << "gpubench: " << source << " holds no token\n";
+    return kExitAuth;
+  }
+  if (absl::Status usable = CheckTokenUsable(tokens[0]); !usable.ok()) {
+    std::cerr << "gpubench: " << source << ": " << usable.message() << "\n";
+    return kExitAuth;
+  }
+  Token() = tokens[0];
+  return kExitOk;
 }
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
@@ -274,9 +381,38 @@ int Devices(v1::Benchmark::Stub& stub, Format format) {
   return kExitOk;
 }
 
+int Info(v1::Benchmark::Stub& stub, Format format) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::GetServerInfoResponse r;
+  grpc::Status status = stub.GetServerInfo(&context, v1::GetServerInfoRequest(), &r);
+  if (!status.ok()) return ReportRpcError("GetServerInfo", status);
+  if (format != Format::kTable) {
+    std::cout << ToJson(r);
+    return kExitOk;
+  }
+  const v1::ServerLimitsInfo& l = r.limits();
+  std::cout << "gpubench_server " << r.version() << " (git " << r.git_revision() << ")\n"
+            << "backend         " << r.backend() << ", " << r.device_count() << " device(s)\n"
+            << "started         "
+            << absl::FormatTime(absl::FromUnixSeconds(r.start_time().seconds()), absl::UTCTimeZone())
+            << "\n"
+            << "security        " << (r.tls() ? "TLS" : "plaintext")
+            << (r.authentication_required() ? ", bearer token required" : ", no token") << "\n"
+            << "limits          max_elements " << l.max_elements() << " ("
+            << FormatElementCount(l.max_elements()) << "), queue_capacity " << l.queue_capacity()
+            << ", max_sweep_items " << l.max_sweep_items() << ",\n"
+            << "                max_timeout_seconds " << l.max_timeout_seconds()
+            << ", max_warmup_launches " << l.max_warmup_launches() << " / "
+            << l.max_warmup_seconds() << " s, max_message_bytes " << l.max_message_bytes()
+            << ", max_concurrent_streams " << l.max_concurrent_streams()
+            << (l.allow_profiling() ? ", profiling allowed" : ", profiling off") << "\n";
+  return kExitOk;
+}
+
 // "gpubench CMD KERNEL --size N": the kernel argument and the parsed size, or false (after a
 // message) on a usage error.
-bool ParseKernelAndSize(const std::vector<char*>& args, const char* usage, std::string* kernel,
+bool ParseKernelAndSize(const std::vector<std::string>& args, const char* usage, std::string* kernel,
                         int64_t* elements) {
   if (args.size() != 3) {
     std::cerr << "gpubench: usage: " << usage << "\n";
@@ -311,7 +447,7 @@ bool ParseItemsPerThread(std::vector<int>* out) {
   return ParseIntList("items_per_thread", absl::GetFlag(FLAGS_items_per_thread), out);
 }
 
-int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
+int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<std::string>& args) {
   v1::RunBenchmarkRequest request;
   std::string kernel;
   int64_t elements = 0;
@@ -407,10 +543,23 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
   if (!FillSweepCommon(&request, absl::GetFlag(FLAGS_mode))) return kExitUsage;
   request.set_profile(absl::GetFlag(FLAGS_profile));
   request.set_force(absl::GetFlag(FLAGS_force));
-  const SweepOutcome sweep = CollectSweep(stub, request, SetDeadline, absl::GetFlag(FLAGS_progress));
+  // Ctrl-C cancels the call; what finished is still printed (then exit 130).
+  const SweepOutcome sweep = CollectSweep(
+      stub, request,
+      [](grpc::ClientContext* c) {
+        SetDeadline(c);
+        Interrupts::Get().SetCall(c);
+      },
+      absl::GetFlag(FLAGS_progress));
+  Interrupts::Get().SetCall(nullptr);
   const bool written =
       Emit(format == Format::kNvbenchJson ? RenderNvbenchJson(sweep.results, Argv())
                                           : RenderResults(sweep.results, sweep.errors, format));
+  if (Interrupts::Get().interrupted()) {
+    std::cerr << "gpubench: interrupted; printed the " << sweep.results.size()
+              << " finished result(s)\n";
+    return kExitInterrupted;
+  }
   if (format == Format::kNvbenchJson) {
     for (const auto& e : sweep.errors) std::cerr << "gpubench: error in item " << e.index() << ": " << e.message() << "\n";
   }
@@ -459,7 +608,7 @@ int Compare(v1::Benchmark::Stub& stub, Format format) {
 
 // `gpubench best add --dtype=f16 --size=16Mi [--mode=hot]`: measures every candidate
 // (client/compare.h BestCandidates) at that size and mode, prints the fastest.
-int Best(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
+int Best(v1::Benchmark::Stub& stub, Format format, const std::vector<std::string>& args) {
   std::string op;
   int64_t elements = 0;
   if (!ParseKernelAndSize(args, "gpubench best add --dtype=f32|f16|bf16 --size N [--mode=hot]",
@@ -484,7 +633,7 @@ int Best(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& arg
   return FastestResult(sweep.results) < 0 ? kExitRunFailed : kExitOk;
 }
 
-int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>& args) {
+int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<std::string>& args) {
   v1::AutotuneRequest request;
   std::string kernel;
   int64_t elements = 0;
@@ -520,15 +669,21 @@ int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<char*>&
     const bool best = row.block_size() == response.best_block_size() &&
                       row.items_per_thread() == response.best_items_per_thread();
     if (format == Format::kCsv) {
-      std::cout << absl::StrFormat("%d,%d,%.9g,%.6g,%.6g,%.4g\n", row.block_size(),
+      // No occupancy (CPU backend): an empty field, "n/a" in the table, as `run` shows it.
+      std::cout << absl::StrFormat("%d,%d,%.9g,%.6g,%.6g,%s\n", row.block_size(),
                                    row.items_per_thread(), row.median_seconds(),
                                    row.bandwidth_bytes_per_second(), row.relative_noise(),
-                                   row.theoretical_occupancy());
+                                   row.has_theoretical_occupancy()
+                                       ? absl::StrFormat("%.4g", row.theoretical_occupancy())
+                                       : "");
     } else {
-      std::cout << absl::StrFormat("%-7d %-6d %-13s %-13s %5.2f%%  %5.1f%%%s\n", row.block_size(),
+      std::cout << absl::StrFormat("%-7d %-6d %-13s %-13s %5.2f%%  %6s%s\n", row.block_size(),
                                    row.items_per_thread(), FormatSeconds(row.median_seconds()),
                                    FormatBytesPerSecond(row.bandwidth_bytes_per_second()),
-                                   100 * row.relative_noise(), 100 * row.theoretical_occupancy(),
+                                   100 * row.relative_noise(),
+                                   row.has_theoretical_occupancy()
+                                       ? absl::StrFormat("%.1f%%", 100 * row.theoretical_occupancy())
+                                       : "n/a",
                                    best ? "  <- best" : "");
     }
   }
@@ -623,54 +778,113 @@ int Fleet() {
 }  // namespace
 }  // namespace gpubench::client
 
+namespace gpubench::client {
+namespace {
+
+const std::vector<std::string> kMeasurementFlags = {"mode", "warmup", "min_samples", "max_samples",
+                                                    "min_time", "max_noise", "timeout"};
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+ProgramSpec CliSpec() {
+  ProgramSpec spec;
+  spec.program = "gpubench";
+  spec.description = "gpubench: client of gpubench_server.";
+  spec.commands = {
+      {"kernels", "gpubench kernels [--format table|json|csv]", "List the kernel catalog.",
+       {"format"}},
+      {"devices", "gpubench devices [--format table|json|csv]", "List the server's devices.",
+       {"format"}},
+      {"info", "gpubench info [--format table|json]",
+       "The server's version, git revision, backend, start time and limits (GetServerInfo).",
+       {"format"}},
+      {"run", "gpubench run KERNEL --size N [flags]", "Benchmark one kernel at one size.",
+       Concat({"size", "device", "device_uuid", "block_size", "items_per_thread", "verify", "seed",
+               "profile", "profile_runs", "samples", "histogram", "force", "format", "output_file"},
+              kMeasurementFlags)},
+      {"sweep", "gpubench sweep --kernels a,b --sizes 1Mi,16Mi [flags]",
+       "Benchmark kernels x sizes x block sizes, streaming progress; Ctrl-C prints what finished.",
+       Concat({"kernels", "sizes", "block_sizes", "items_per_thread", "device", "device_uuid",
+               "all_devices", "verify", "seed", "profile", "profile_runs", "samples", "histogram",
+               "force", "progress", "format", "output_file"},
+              kMeasurementFlags)},
+      {"autotune", "gpubench autotune KERNEL --size N [--block_sizes ...] [--items_per_thread ...] "
+                   "[--apply]",
+       "Measure every block size x items per thread and report the fastest.",
+       Concat({"size", "block_sizes", "items_per_thread", "device", "apply", "format"},
+              kMeasurementFlags)},
+      {"compare", "gpubench compare [--sizes 1Mi,16Mi,256Mi] [--dtypes f32,f16] [--modes cold,hot]",
+       "Seed variants vs tuned, CUB and the copy ceiling, one sweep per mode.",
+       {"sizes", "dtypes", "modes", "device", "device_uuid", "progress", "format"}},
+      {"best", "gpubench best add --dtype f16 --size 16Mi [--mode hot]",
+       "Measure every add variant of a dtype at one size and print the fastest.",
+       Concat({"dtype", "size", "device", "device_uuid", "progress", "format"}, kMeasurementFlags)},
+      {"fleet", "gpubench fleet --plan plan.json (--targets|--targets_file|--dns) ... [flags]",
+       "Run one plan on many servers at once; outliers and regressions against a baseline.",
+       {"plan", "targets", "targets_file", "dns", "parallelism", "target_timeout", "retries",
+        "baseline", "regression_threshold", "outlier_threshold", "report_file", "progress",
+        "format"}},
+      {"help", "gpubench help [COMMAND]", "This list, or one command's flags.", {}},
+  };
+  spec.common_flags = {"target", "tls", "ca_cert", "client_cert", "client_key", "tls_server_name",
+                       "token_file", "rpc_timeout_seconds"};
+  spec.epilogue =
+      "Sizes: 1000, 16K/16M/1G (powers of 1000), 16Ki/256Mi/1Gi (powers of 1024); case matters.\n"
+      "Exit codes: 0 ok, 1 a run failed, 2 usage error, 3 server unreachable or deadline,\n"
+      "4 not authenticated (token or TLS handshake), 5 fleet regression against --baseline,\n"
+      "130 interrupted.";
+  return spec;
+}
+
+}  // namespace
+}  // namespace gpubench::client
+
 int main(int argc, char** argv) {
   using namespace gpubench::client;
-  absl::SetProgramUsageMessage(
-      "gpubench: client of gpubench_server.\n\n"
-      "  gpubench kernels                          list the kernel catalog\n"
-      "  gpubench devices                          list the server's devices\n"
-      "  gpubench run KERNEL --size 256Mi          benchmark one kernel at one size\n"
-      "  gpubench sweep --kernels a,b --sizes 1Mi,16Mi [--block_sizes 128,256]\n"
-      "  gpubench autotune KERNEL --size 256Mi [--block_sizes 64,128,256] [--items_per_thread 4,8]"
-      " [--apply]\n"
-      "  gpubench compare [--sizes 1Mi,16Mi,256Mi] [--dtypes f32,f16] [--modes cold,hot]\n"
-      "                                            seed variants vs tuned, CUB and the copy ceiling\n"
-      "  gpubench best add --dtype f16 --size 16Mi [--mode hot]\n"
-      "                                            measure every add variant, print the fastest\n"
-      "  gpubench fleet --plan plan.json --dns gpubench.ns.svc:50051 [--baseline old.json]\n\n"
-      "Common flags: --target host:port --format table|json|csv|nvbench-json --output_file F\n"
-      "  --mode cold|hot --device N --profile_runs N (ncu/nsys) --samples --histogram\n"
-      "Sizes: 1000, 16K/16M/1G (powers of 1000), 16Ki/256Mi/1Gi (powers of 1024).\n"
-      "Exit codes: 0 ok, 1 a run failed, 2 usage error, 3 server unreachable or deadline,\n"
-      "4 not authenticated, 5 fleet regression against --baseline. Security: --tls --ca_cert --client_cert --client_key --token_file.");
+  const gpubench::ProgramSpec spec = CliSpec();
   for (int i = 0; i < argc; ++i) Argv().push_back(argv[i]);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  const std::vector<std::string> args = gpubench::ParseCommandLineOrExit(argc, argv, spec);
   if (args.size() < 2) {
-    std::cerr << "gpubench: missing command (kernels, devices, run, sweep); see --help\n";
+    std::cerr << gpubench::ProgramUsage(spec);
     return kExitUsage;
+  }
+  const std::string command = args[1];
+  if (command == "help") {
+    const std::string* which = args.size() > 2 ? &args[2] : nullptr;
+    for (const gpubench::CommandSpec& c : spec.commands) {
+      if (which != nullptr && c.name == *which) {
+        std::cout << gpubench::CommandUsage(spec, c);
+        return kExitOk;
+      }
+    }
+    std::cout << gpubench::ProgramUsage(spec);
+    return which == nullptr ? kExitOk : kExitUsage;
   }
   Format format;
   if (!ParseFormat(&format)) return kExitUsage;
-  const std::string command = args[1];
   if (format == Format::kNvbenchJson && command != "run" && command != "sweep") {
     std::cerr << "gpubench: --format=nvbench-json is for run and sweep results\n";
     return kExitUsage;
   }
-  if (command == "fleet") {
-    if (!LoadToken()) return kExitUsage;
-    return Fleet();
-  }
-  if (!LoadToken()) return kExitUsage;
+  Interrupts::Get().Start();
+  if (const int token = LoadToken(); token != kExitOk) return token;
+  if (command == "fleet") return Fleet();
   auto channel = MakeChannel(absl::GetFlag(FLAGS_target));
   if (!channel) return kExitUsage;
   auto stub = gpubench::v1::Benchmark::NewStub(channel);
   if (command == "kernels") return Kernels(*stub, format);
   if (command == "devices") return Devices(*stub, format);
+  if (command == "info") return Info(*stub, format);
   if (command == "run") return Run(*stub, format, args);
   if (command == "sweep") return Sweep(*stub, format);
   if (command == "autotune") return Autotune(*stub, format, args);
   if (command == "compare") return Compare(*stub, format);
   if (command == "best") return Best(*stub, format, args);
-  std::cerr << "gpubench: unknown command '" << command << "' (kernels, devices, run, sweep, autotune, compare, best, fleet)\n";
+  std::cerr << "gpubench: unknown command '" << gpubench::EchoForMessage(command)
+            << "'; commands: kernels, devices, info, run, sweep, autotune, compare, best, fleet, "
+               "help\n";
   return kExitUsage;
 }

@@ -181,9 +181,9 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
                                      "relative_noise", "bandwidth_bytes_per_second",
                                      "percent_of_peak", "verified", "backend", "device", "run_id",
                                      "error"}
-          : std::vector<std::string>{"kernel", "dtype", "elements", "block", "items", "mode",
-                                     "samples",
-                                     "median", "noise", "bandwidth", "%peak", "verified", "occupancy"};
+          : std::vector<std::string>{"device", "kernel", "dtype", "elements", "block", "items",
+                                     "mode", "samples", "median", "noise", "bandwidth", "%peak",
+                                     "verified", "occupancy"};
   std::vector<std::vector<std::string>> rows;
   for (const v1::RunResult& r : results) {
     const auto& q = r.request();
@@ -193,10 +193,13 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
     const std::string peak = r.throughput().has_percent_of_peak_bandwidth()
                                  ? absl::StrFormat("%.1f", r.throughput().percent_of_peak_bandwidth())
                                  : (csv ? "" : "-");
+    // A library launch (CUB) picks its own geometry: "library" in the table, empty in CSV.
+    const bool library = q.grid_size() <= 0;
     if (csv) {
       rows.push_back({q.kernel(), q.dtype(), absl::StrCat(q.elements()),
-                      absl::StrCat(q.block_size()), absl::StrCat(q.items_per_thread()),
-                      absl::StrCat(q.grid_size()),
+                      library ? "" : absl::StrCat(q.block_size()),
+                      library ? "" : absl::StrCat(q.items_per_thread()),
+                      library ? "" : absl::StrCat(q.grid_size()),
                       ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
                       absl::StrFormat("%.9g", r.timing().median_seconds()),
                       absl::StrFormat("%.9g", r.timing().mean_seconds()),
@@ -206,9 +209,10 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
                       absl::StrFormat("%.6g", r.throughput().bandwidth_bytes_per_second()), peak,
                       verified, r.backend(), absl::StrCat(q.device_index()), r.run_id(), ""});
     } else {
-      rows.push_back({q.kernel(), q.dtype(), FormatElementCount(q.elements()),
-                      q.grid_size() > 0 ? absl::StrCat(q.block_size()) : "lib",
-                      q.grid_size() > 0 ? absl::StrCat(q.items_per_thread()) : "lib",
+      rows.push_back({absl::StrCat(q.device_index()), q.kernel(), q.dtype(),
+                      FormatElementCount(q.elements()),
+                      library ? "library" : absl::StrCat(q.block_size()),
+                      library ? "library" : absl::StrCat(q.items_per_thread()),
                       ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
                       FormatSeconds(r.timing().median_seconds()),
                       FormatNoise(r.timing()),
@@ -223,9 +227,9 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
     if (csv) {
       rows.push_back({e.kernel(), "", absl::StrCat(e.elements()), absl::StrCat(e.block_size()),
                       absl::StrCat(e.items_per_thread()), "", "", "", "", "", "", "", "", "", "",
-                      "", "", e.message()});
+                      absl::StrCat(e.device_index()), "", e.message()});
     } else {
-      rows.push_back({e.kernel(), "", FormatElementCount(e.elements()),
+      rows.push_back({absl::StrCat(e.device_index()), e.kernel(), "", FormatElementCount(e.elements()),
                       absl::StrCat(e.block_size()), absl::StrCat(e.items_per_thread()), "", "",
                       "ERROR", "", "", "", "", ""});
     }

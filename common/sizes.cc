@@ -24,26 +24,28 @@ absl::StatusOr<int64_t> ParseElementCount(absl::string_view text) {
   if (!absl::SimpleAtoi(s.substr(0, digits), &base)) {
     return absl::InvalidArgumentError(absl::StrCat("size '", text, "' is too large"));
   }
-  std::string suffix = absl::AsciiStrToLower(s.substr(digits));
+  // Exactly the documented spellings: case matters ('m' is milli in SI, not mega), so anything
+  // else is refused rather than guessed. 'k' is SI's own spelling of kilo.
+  const absl::string_view suffix = s.substr(digits);
   uint64_t multiplier = 1;
   if (suffix.empty()) {
     multiplier = 1;
-  } else if (suffix == "k") {
+  } else if (suffix == "K" || suffix == "k") {
     multiplier = 1000ULL;
-  } else if (suffix == "m") {
+  } else if (suffix == "M") {
     multiplier = 1000ULL * 1000;
-  } else if (suffix == "g") {
+  } else if (suffix == "G") {
     multiplier = 1000ULL * 1000 * 1000;
-  } else if (suffix == "ki") {
+  } else if (suffix == "Ki") {
     multiplier = 1ULL << 10;
-  } else if (suffix == "mi") {
+  } else if (suffix == "Mi") {
     multiplier = 1ULL << 20;
-  } else if (suffix == "gi") {
+  } else if (suffix == "Gi") {
     multiplier = 1ULL << 30;
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
-        "size '", text, "' has unknown suffix '", s.substr(digits),
-        "' (use K, M, G for powers of 1000 or Ki, Mi, Gi for powers of 1024)"));
+        "size '", text, "' has unknown suffix '", suffix,
+        "' (use K, M, G for powers of 1000 or Ki, Mi, Gi for powers of 1024; case matters)"));
   }
   constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (base > kMax / multiplier) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/echo.h"
 #include "kernels/cpu_kernels.h"
 
 #if GPUBENCH_HAVE_CUDA
@@ -265,8 +266,13 @@ absl::StatusOr<const KernelVariant*> FindKernel(absl::string_view name) {
   for (const KernelVariant& k : AllKernels()) {
     if (k.name == name) return &k;
   }
-  return absl::NotFoundError(
-      absl::StrCat("unknown kernel '", name, "'; valid kernels: ", KernelNamesForHelp()));
+  std::vector<std::string> names;
+  for (const KernelVariant& k : AllKernels()) names.emplace_back(k.name);
+  const std::vector<std::string> closest = ClosestNames(name, names, 3);
+  return absl::NotFoundError(absl::StrCat(
+      "unknown kernel '", EchoForMessage(name), "'",
+      closest.empty() ? "" : absl::StrCat("; did you mean ", absl::StrJoin(closest, ", "), "?"),
+      "; valid kernels: ", KernelNamesForHelp()));
 }
 
 }  // namespace gpubench

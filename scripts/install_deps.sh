@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
-  prometheus python3 python3-yaml curl openssl
+  prometheus python3 python3-yaml curl openssl libssl-dev
   kubectl nodejs yamllint buildah mmdebstrap
 )
 missing=()

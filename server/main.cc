@@ -10,17 +10,18 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "kernels/cpu_backend.h"
 #include "kernels/nvml.h"
 #include "kernels/nvml_backend.h"
@@ -31,6 +32,14 @@
 #include "server/service/benchmark_service.h"
 #include "server/service/rpc_metrics.h"
 #include "server/service/scheduler.h"
+#include "server/startup.h"
+#include "common/build_info.h"
+#include "common/command_line.h"
+#include "common/echo.h"
+#include "grpc/health/v1/health.pb.h"
+#include <google/protobuf/util/time_util.h>
+#include "absl/time/clock.h"
+#include "common/tokens.h"
 #if GPUBENCH_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
 #endif
@@ -66,12 +75,31 @@ ABSL_FLAG(double, default_max_noise, -1,
 ABSL_FLAG(double, default_timeout_seconds, -1,
           "Sampling wall-time budget, by default (-1: 15 s on cuda as nvbench, 3 s on cpu).");
 ABSL_FLAG(double, max_timeout_seconds, 120, "Largest sampling budget a request may ask.");
+ABSL_FLAG(double, max_warmup_seconds, 10,
+          "Wall-time bound of one run's warm-up, whatever its launch count.");
+ABSL_FLAG(std::string, cgroup_root, "/sys/fs/cgroup",
+          "Where the memory cgroup (v2 or v1) is read: runs must fit in the smaller of "
+          "MemAvailable and the cgroup's limit.");
 ABSL_FLAG(double, shutdown_grace_seconds, 30,
           "On SIGTERM/SIGINT: time given to queued and running work before it is cancelled.");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "Largest gRPC message accepted.");
+ABSL_FLAG(int, max_concurrent_streams, 100,
+          "Most concurrent calls (HTTP/2 streams) per client connection.");
+ABSL_FLAG(int64_t, max_memory_bytes, int64_t{1} << 30,
+          "gRPC resource quota: memory gRPC may use for connections and calls; past it new calls "
+          "and connections are refused (bounds abuse such as HTTP/2 rapid reset).");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics listen address host:port (port 0 picks one; empty disables).");
 ABSL_FLAG(std::string, metrics_port_file, "", "If set, write the bound metrics port here.");
+ABSL_FLAG(int, metrics_threads, 64,
+          "Threads serving /metrics: each idle or slow connection holds one for up to "
+          "--metrics_request_timeout_ms.");
+ABSL_FLAG(int, metrics_request_timeout_ms, 2000,
+          "A /metrics connection that has not sent its request within this time is closed.");
+ABSL_FLAG(std::string, metrics_token_file, "",
+          "File of tokens (as --token_file). When set, /metrics needs HTTP basic auth with one of "
+          "them as the password (any user name); otherwise /metrics is open to whoever reaches "
+          "--metrics_listen.");
 ABSL_FLAG(int, metrics_max_series, 512,
           "Most label sets of the per-result gauges (LRU; evictions are counted).");
 ABSL_FLAG(std::string, tuned_defaults_file, "",
@@ -155,6 +183,67 @@ std::unique_ptr<Backend> ChooseBackend(const std::string& which, const std::stri
   return backend;
 }
 
+// Bounds on what one client (or a flood of cancelled streams, the HTTP/2 "rapid reset") can
+// make gRPC hold: streams per connection, a memory quota for the whole transport, and pings.
+void ApplyAbuseLimits(grpc::ServerBuilder* builder) {
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                              absl::GetFlag(FLAGS_max_concurrent_streams));
+  grpc::ResourceQuota quota("gpubench_server");
+  quota.Resize(static_cast<size_t>(absl::GetFlag(FLAGS_max_memory_bytes)));
+  builder->SetResourceQuota(quota);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+}
+
+// Every operator flag checked at start-up: finite, in a range that makes sense. Returns every
+// problem found, not only the first.
+absl::Status ValidateFlags() {
+  std::vector<std::string> problems;
+  auto number = [&](const char* name, double value, double lo, double hi, const char* why = "") {
+    if (!(std::isfinite(value) && value >= lo && value <= hi)) {  // NaN fails every comparison
+      problems.push_back(absl::StrCat("--", name, "=", value, " must be in [", lo, ", ", hi, "]",
+                                      why));
+    }
+  };
+  auto default_or = [&](const char* name, double value, double lo, double hi) {
+    if (value != -1) number(name, value, lo, hi, " or -1 (the backend's default)");
+  };
+  number("cpu_devices", absl::GetFlag(FLAGS_cpu_devices), 1, 256);
+  number("cpu_threads", absl::GetFlag(FLAGS_cpu_threads), 0, 4096);
+  number("max_elements", static_cast<double>(absl::GetFlag(FLAGS_max_elements)), 1, 1e15);
+  number("queue_capacity", absl::GetFlag(FLAGS_queue_capacity), 1, 1e6);
+  number("max_sweep_items", absl::GetFlag(FLAGS_max_sweep_items), 1, 1e6);
+  number("default_min_samples", absl::GetFlag(FLAGS_default_min_samples), 1, 1e6);
+  number("default_min_time_seconds", absl::GetFlag(FLAGS_default_min_time_seconds), 0, 60);
+  default_or("default_max_noise", absl::GetFlag(FLAGS_default_max_noise), 1e-6, 1);
+  number("max_timeout_seconds", absl::GetFlag(FLAGS_max_timeout_seconds), 1e-3, 86400);
+  default_or("default_timeout_seconds", absl::GetFlag(FLAGS_default_timeout_seconds), 1e-3,
+             absl::GetFlag(FLAGS_max_timeout_seconds));
+  number("max_warmup_seconds", absl::GetFlag(FLAGS_max_warmup_seconds), 0.001, 3600);
+  number("shutdown_grace_seconds", absl::GetFlag(FLAGS_shutdown_grace_seconds), 0, 3600);
+  number("max_message_bytes", absl::GetFlag(FLAGS_max_message_bytes), 64 << 10, 1 << 30);
+  number("metrics_max_series", absl::GetFlag(FLAGS_metrics_max_series), 1, 1e6);
+  number("metrics_threads", absl::GetFlag(FLAGS_metrics_threads), 1, 1024);
+  number("metrics_request_timeout_ms", absl::GetFlag(FLAGS_metrics_request_timeout_ms), 100,
+         600000);
+  number("schedule_interval_seconds", absl::GetFlag(FLAGS_schedule_interval_seconds), 1,
+         7 * 86400);
+  number("max_concurrent_streams", absl::GetFlag(FLAGS_max_concurrent_streams), 1, 100000);
+  number("max_memory_bytes", static_cast<double>(absl::GetFlag(FLAGS_max_memory_bytes)),
+         64 << 20, 1e15);
+  // Partial TLS would silently serve plaintext.
+  const bool cert = !absl::GetFlag(FLAGS_tls_cert).empty();
+  const bool key = !absl::GetFlag(FLAGS_tls_key).empty();
+  const bool client_ca = !absl::GetFlag(FLAGS_tls_client_ca).empty();
+  if (cert != key || (client_ca && !cert)) {
+    problems.push_back(
+        "TLS needs both --tls_cert and --tls_key (and --tls_client_ca only with them); a partial "
+        "TLS configuration would serve plaintext");
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+}
+
 int Main() {
   // Block the stop signals in every thread; one thread waits for them with sigwait.
   sigset_t stop_signals;
@@ -163,6 +252,10 @@ int Main() {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  if (absl::Status flags = ValidateFlags(); !flags.ok()) {
+    spdlog::critical("invalid flags: {}", std::string(flags.message()));
+    return 2;
+  }
   const std::string node_name = NodeName();
   std::unique_ptr<Backend> backend = ChooseBackend(absl::GetFlag(FLAGS_backend), node_name);
   if (!backend) return 2;
@@ -208,8 +301,22 @@ int Main() {
   limits.defaults.timeout_seconds = timeout > 0 ? timeout : (cpu ? 3.0 : 15.0);
   limits.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
   limits.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
+  limits.max_warmup_seconds = absl::GetFlag(FLAGS_max_warmup_seconds);
+  limits.host_memory.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
   Engine engine(std::move(backend), limits);
   engine.SetMonitor(&monitor);
+  // The limits must admit a request that leaves every field to the server's defaults.
+  {
+    RunRequest plain;
+    plain.kernel = std::string(AllKernels().front().name);
+    plain.elements = 1;
+    plain.verify = false;
+    if (absl::StatusOr<RunSpec> spec = engine.Resolve(plain); !spec.ok()) {
+      spdlog::critical("these limits refuse even a request that uses every default: {}",
+                       spec.status().ToString());
+      return 2;
+    }
+  }
   // A sticky device error (illegal address, ECC...) leaves the CUDA context unusable: stop serving
   // and exit non-zero so the orchestrator restarts the process (and alerts).
   std::atomic<int> exit_code{0};
@@ -238,10 +345,33 @@ int Main() {
   if (const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
       !metrics_listen.empty()) {
     try {
-      exposer = std::make_unique<prometheus::Exposer>(metrics_listen);
+      // Threads and a request timeout so that idle or slow connections cannot hold every thread.
+      exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+          "listening_ports", metrics_listen,
+          "num_threads", std::to_string(absl::GetFlag(FLAGS_metrics_threads)),
+          "request_timeout_ms", std::to_string(absl::GetFlag(FLAGS_metrics_request_timeout_ms)),
+          "keep_alive_timeout_ms", std::to_string(absl::GetFlag(FLAGS_metrics_request_timeout_ms)),
+          "connection_queue", "1024"});
     } catch (const std::exception& e) {
-      spdlog::critical("could not serve metrics on {}: {}", metrics_listen, e.what());
+      const absl::Status why = CheckAddressBindable(metrics_listen);
+      spdlog::critical("could not serve metrics on --metrics_listen={}: {}", metrics_listen,
+                       why.ok() ? std::string(e.what()) : std::string(why.message()));
       return 2;
+    }
+    if (const std::string f = absl::GetFlag(FLAGS_metrics_token_file); !f.empty()) {
+      absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(f);
+      if (!tokens.ok()) {
+        spdlog::critical("--metrics_token_file: {}", std::string(tokens.status().message()));
+        return 2;
+      }
+      exposer->RegisterAuth(
+          [tokens = *std::move(tokens)](const std::string&, const std::string& password) {
+            bool match = false;
+            for (const std::string& t : tokens) match |= ConstantTimeEquals(password, t);
+            return match;
+          },
+          "gpubench");
+      spdlog::info("/metrics needs basic auth (tokens from {})", f);
     }
     exposer->RegisterCollectable(registry);
     const int metrics_port = exposer->GetListeningPorts().at(0);
@@ -285,6 +415,16 @@ int Main() {
 
   ServiceOptions service_options;
   service_options.max_sweep_items = absl::GetFlag(FLAGS_max_sweep_items);
+  {
+    v1::GetServerInfoResponse& info = service_options.server_info;
+    info.set_version(kGpubenchVersion);
+    info.set_git_revision(kGpubenchGitRevision);
+    *info.mutable_start_time() =
+        google::protobuf::util::TimeUtil::NanosecondsToTimestamp(absl::GetCurrentTimeNanos());
+    info.mutable_limits()->set_max_message_bytes(absl::GetFlag(FLAGS_max_message_bytes));
+    info.mutable_limits()->set_max_concurrent_streams(absl::GetFlag(FLAGS_max_concurrent_streams));
+    info.set_tls(!absl::GetFlag(FLAGS_tls_cert).empty());
+  }
   service_options.tuned_store = tuned_store.get();
   std::optional<TokenAuthenticator> auth;
   if (const std::string token_file = absl::GetFlag(FLAGS_token_file); !token_file.empty()) {
@@ -302,7 +442,7 @@ int Main() {
   const std::string tls_key = absl::GetFlag(FLAGS_tls_key);
   if (!tls_cert.empty() || !tls_key.empty()) {
     auto read = [](const std::string& path, std::string* out) {
-      return ReadFileToString(path, out) && !out->empty();
+      return ReadFileToString(path, out) && !out->empty();  // false for directories too
     };
     grpc::SslServerCredentialsOptions ssl;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
@@ -318,25 +458,40 @@ int Main() {
       }
       ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }
+    if (absl::Status pem = CheckTlsMaterial(pair.cert_chain, pair.private_key, ssl.pem_root_certs);
+        !pem.ok()) {
+      spdlog::critical("{}", std::string(pem.message()));
+      return 2;
+    }
     credentials = grpc::SslServerCredentials(ssl);
     spdlog::info("TLS on{}", ssl.pem_root_certs.empty() ? "" : " with client certificates (mTLS)");
   }
   BenchmarkService service(&engine, service_options);
 
   grpc::EnableDefaultHealthCheckService(true);
+  // gRPC's health service carries no protobuf descriptors; linking the generated health.proto
+  // registers them, so reflection (grpcurl) can describe grpc.health.v1.Health.
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
   const std::string listen = absl::GetFlag(FLAGS_listen);
   builder.AddListeningPort(listen, credentials, &port);
   builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
+  // gRPC sets SO_REUSEPORT by default: a second server on the same port would silently take a
+  // share of the calls. Off, so a taken port fails start-up.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  ApplyAbuseLimits(&builder);
   builder.RegisterService(&service);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(MakeRpcMetricsInterceptor(&metrics));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
-    spdlog::critical("could not listen on {}", listen);
+    const absl::Status why = CheckAddressBindable(listen);
+    spdlog::critical("could not listen on --listen={}: {}", listen,
+                     why.ok() ? "gRPC refused the address or the TLS material"
+                              : std::string(why.message()));
     return 2;
   }
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
@@ -376,9 +531,16 @@ int Main() {
 }  // namespace gpubench
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  gpubench::ProgramSpec spec;
+  spec.program = "gpubench_server";
+  spec.description =
       "gpubench_server: runs registered kernel variants on this node's devices over gRPC.\n"
-      "  gpubench_server --listen=0.0.0.0:50051 --backend=auto");
-  absl::ParseCommandLine(argc, argv);
+      "  gpubench_server --listen=0.0.0.0:50051 --backend=auto";
+  const std::vector<std::string> args = gpubench::ParseCommandLineOrExit(argc, argv, spec);
+  if (args.size() > 1) {
+    std::cerr << "gpubench_server: unexpected argument '" << gpubench::EchoForMessage(args[1])
+              << "' (flags are --name=value); see gpubench_server --help\n";
+    return 2;
+  }
   return gpubench::Main();
 }

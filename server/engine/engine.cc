@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
 #include "server/engine/measurement.h"
 
 namespace gpubench {
@@ -19,31 +20,38 @@ void Job::Cancel() {
 DeviceWorker::DeviceWorker(int device_index, Backend* backend, int capacity,
                            const std::vector<RunObserver*>* observers,
                            const std::function<void(int, const absl::Status&)>* device_lost,
-                           const NvmlMonitor* const* monitor)
+                           const NvmlMonitor* const* monitor, const ServerLimits* limits,
+                           std::atomic<int64_t>* reserved_host_bytes)
     : device_index_(device_index),
       backend_(backend),
       capacity_(capacity),
       observers_(observers),
       device_lost_(device_lost),
       monitor_(monitor),
+      limits_(limits),
+      reserved_host_bytes_(reserved_host_bytes),
       host_pool_(0),
       thread_([this] { Loop(); }) {}
 
 DeviceWorker::~DeviceWorker() { Stop(); }
 
 absl::Status DeviceWorker::Enqueue(RunSpec spec, std::shared_ptr<Job> job,
-                                   JobCallbacks callbacks, int* position) {
+                                   JobCallbacks callbacks, int* position, bool continuation) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ || draining_) {
       return absl::UnavailableError("server is shutting down; not accepting runs");
     }
-    if (static_cast<int>(queue_.size()) >= capacity_) {
+    const int limit = continuation ? 2 * capacity_ : capacity_;
+    if (static_cast<int>(queue_.size()) >= limit) {
       return absl::ResourceExhaustedError(
-          absl::StrCat("device ", device_index_, " queue is full (", capacity_,
+          absl::StrCat("device ", device_index_, " queue is full (", queue_.size(),
                        " runs waiting; flag --queue_capacity); retry later"));
     }
-    if (position != nullptr) *position = static_cast<int>(queue_.size()) + (running_ ? 1 : 0);
+    const int ahead = static_cast<int>(queue_.size()) + (running_ ? 1 : 0);
+    if (position != nullptr) *position = ahead;
+    // Under the lock: the worker cannot take the run (and call on_start) before this returns.
+    if (callbacks.on_queued) callbacks.on_queued(ahead);
     queue_.push_back(Item{std::move(spec), std::move(job), std::move(callbacks), absl::Now()});
   }
   cv_.notify_one();
@@ -110,6 +118,29 @@ void DeviceWorker::Join() {
   std::call_once(join_once_, [this] { thread_.join(); });
 }
 
+absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, int64_t* reserved) {
+  *reserved = 0;
+  if (limits_ == nullptr || reserved_host_bytes_ == nullptr) return absl::OkStatus();
+  absl::StatusOr<DeviceInfo> device = backend_->Describe(spec.device_index);
+  if (!device.ok()) return device.status();
+  const bool device_is_host = backend_->name() == "cpu";
+  const RunMemory need = RunMemoryOf(*spec.kernel, spec.elements, spec.verify);
+  const HostMemoryBudget host = ReadHostMemoryBudget(limits_->host_memory);
+  std::optional<int64_t> available = host.available_bytes();
+  // Runs in progress on other devices may not have allocated everything yet: count their
+  // reservations too (conservative: what they did allocate is counted twice).
+  const int64_t others = reserved_host_bytes_->load();
+  if (available.has_value()) available = *available - others;
+  RETURN_IF_ERROR(CheckRunMemoryFits(
+      need, *device, device_is_host, available,
+      absl::StrCat(host.Describe(), others > 0 ? absl::StrCat(", ", others, " bytes reserved by "
+                                                              "runs in progress")
+                                               : "")));
+  *reserved = need.host_bytes + (device_is_host ? need.device_bytes : 0);
+  reserved_host_bytes_->fetch_add(*reserved);
+  return absl::OkStatus();
+}
+
 void DeviceWorker::Loop() {
   while (true) {
     Item item;
@@ -136,12 +167,17 @@ void DeviceWorker::Loop() {
     } else {
       if (item.callbacks.on_start) item.callbacks.on_start();
       Job* job = item.job.get();
+      int64_t reserved = 0;
+      if (absl::Status memory = AdmitMemory(item.spec, &reserved); !memory.ok()) {
+        result = memory;  // before anything is allocated
+      } else {
       std::string no_watch = "NVML not loaded";
       std::unique_ptr<ClockEventWatch> watch =
           *monitor_ != nullptr ? (*monitor_)->WatchClockEvents(device_index_, &no_watch) : nullptr;
       result = MeasureRun(*backend_, item.spec,
                           [job] { return job->cancelled() || absl::Now() >= job->deadline(); },
                           &host_pool_);
+      if (reserved > 0) reserved_host_bytes_->fetch_sub(reserved);
       absl::StatusOr<std::vector<std::string>> reasons =
           watch ? watch->Stop() : absl::StatusOr<std::vector<std::string>>(
                                       absl::UnavailableError(no_watch));
@@ -151,6 +187,7 @@ void DeviceWorker::Loop() {
         } else {
           result->clock_events_unavailable_reason = std::string(reasons.status().message());
         }
+      }
       }
       // A client whose deadline passed also cancels its RPC: report the deadline, not the cancel.
       if (!result.ok() && result.status().code() == absl::StatusCode::kCancelled &&
@@ -202,7 +239,7 @@ Engine::Engine(std::unique_ptr<Backend> backend, ServerLimits limits)
   for (int d = 0; d < backend_->device_count(); ++d) {
     workers_.push_back(
         std::make_unique<DeviceWorker>(d, backend_.get(), limits_.queue_capacity, &observers_,
-                                       &device_lost_, &monitor_));
+                                       &device_lost_, &monitor_, &limits_, &reserved_host_bytes_));
   }
 }
 
@@ -215,14 +252,16 @@ absl::StatusOr<RunSpec> Engine::Resolve(const RunRequest& request) const {
 }
 
 absl::StatusOr<std::shared_ptr<Job>> Engine::Submit(RunSpec spec, absl::Time deadline,
-                                                    JobCallbacks callbacks, int* position) {
+                                                    JobCallbacks callbacks, int* position,
+                                                    bool continuation) {
   if (spec.device_index < 0 || spec.device_index >= static_cast<int>(workers_.size())) {
     return absl::InvalidArgumentError(absl::StrCat("device_index ", spec.device_index,
                                                    " out of range"));
   }
   auto job = std::make_shared<Job>(deadline, workers_[spec.device_index].get());
   const int device = spec.device_index;
-  absl::Status s = workers_[device]->Enqueue(std::move(spec), job, std::move(callbacks), position);
+  absl::Status s = workers_[device]->Enqueue(std::move(spec), job, std::move(callbacks), position,
+                                             continuation);
   if (!s.ok()) return s;
   return job;
 }

@@ -32,6 +32,9 @@ class RunObserver {
 };
 
 struct JobCallbacks {
+  // Optional; called inside Submit once the run is queued, with the runs ahead of it, before the
+  // worker can start it (so it always precedes on_start). Must not call into the engine.
+  std::function<void(int position)> on_queued;
   std::function<void()> on_start;                               // optional; worker thread
   std::function<void(absl::StatusOr<RunResult>)> on_done;       // exactly once; any thread
 };
@@ -59,13 +62,16 @@ class DeviceWorker {
   DeviceWorker(int device_index, Backend* backend, int capacity,
                const std::vector<RunObserver*>* observers,
                const std::function<void(int, const absl::Status&)>* device_lost,
-               const NvmlMonitor* const* monitor);
+               const NvmlMonitor* const* monitor, const ServerLimits* limits = nullptr,
+               std::atomic<int64_t>* reserved_host_bytes = nullptr);
   ~DeviceWorker();  // stops: cancels queued runs, finishes the running one
 
   // Enqueues `job` (created with this worker). RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after Stop().
   // `position` receives the number of runs ahead of this one (including a running one).
+  // A `continuation` (the next item of an already admitted sweep) may use a second allowance of
+  // `capacity` runs, so a sweep once started is not cut off by others filling the queue.
   absl::Status Enqueue(RunSpec spec, std::shared_ptr<Job> job, JobCallbacks callbacks,
-                       int* position);
+                       int* position, bool continuation = false);
   int depth() const;  // queued + running
   void Stop();        // no more intake; cancels queued runs and the running one; joins
   void Drain();       // no more intake; waits for the queue to empty; joins
@@ -82,6 +88,10 @@ class DeviceWorker {
   void Loop();
   void Join();
   void PublishDepth();
+  // RESOURCE_EXHAUSTED when the run's buffers do not fit in the host (and device) memory left now,
+  // counting what runs on other devices have reserved; otherwise reserves its host bytes in
+  // *reserved (released by the caller).
+  absl::Status AdmitMemory(const RunSpec& spec, int64_t* reserved);
 
   const int device_index_;
   Backend* backend_;
@@ -89,6 +99,8 @@ class DeviceWorker {
   const std::vector<RunObserver*>* observers_;
   const std::function<void(int, const absl::Status&)>* device_lost_;
   const NvmlMonitor* const* monitor_;  // the engine's; null when none
+  const ServerLimits* limits_;
+  std::atomic<int64_t>* reserved_host_bytes_;
   ParallelPool host_pool_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -130,8 +142,10 @@ class Engine {
   TunedDefaults& tuned_defaults() { return tuned_; }
 
   // Enqueues `spec` on its device's queue. The job is cancelled when `deadline` passes.
+  // `continuation`: see DeviceWorker::Enqueue.
   absl::StatusOr<std::shared_ptr<Job>> Submit(RunSpec spec, absl::Time deadline,
-                                              JobCallbacks callbacks, int* position);
+                                              JobCallbacks callbacks, int* position,
+                                              bool continuation = false);
 
   int QueueDepth(int device_index) const;
 
@@ -144,6 +158,7 @@ class Engine {
   std::vector<RunObserver*> observers_;
   std::function<void(int, const absl::Status&)> device_lost_;
   const NvmlMonitor* monitor_ = nullptr;
+  std::atomic<int64_t> reserved_host_bytes_{0};  // host bytes of the runs in progress
   TunedDefaults tuned_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
 };

@@ -122,6 +122,26 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
   return absl::OkStatus();
 }
 
+// Warm-up in short chunks (about 50 ms each), so that cancellation (client gone, deadline,
+// shutdown) is seen between chunks, and bounded in wall time as well as in count.
+absl::Status BoundedWarmup(Session& session, int launches, double max_seconds,
+                           const CancelledFn& cancelled) {
+  const auto start = std::chrono::steady_clock::now();
+  int done = 0;
+  int chunk = 1;
+  while (done < launches && SecondsSince(start) < max_seconds) {
+    if (cancelled()) return absl::CancelledError("run cancelled during warm-up");
+    const int now = std::min(chunk, launches - done);
+    const auto before = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(session.Warmup(now));
+    done += now;
+    const double per_launch = std::max(SecondsSince(before) / now, 1e-7);
+    chunk = static_cast<int>(std::clamp(0.05 / per_launch, 1.0, 1024.0));
+  }
+  if (cancelled()) return absl::CancelledError("run cancelled during warm-up");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string RunRangeName(const RunSpec& spec, const std::string& run_id) {
@@ -168,7 +188,8 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   } else {
     {
       ScopedRange range(*session, "warm-up");
-      RETURN_IF_ERROR(session->Warmup(m.warmup_launches));
+      RETURN_IF_ERROR(
+          BoundedWarmup(*session, m.warmup_launches, spec.max_warmup_seconds, cancelled));
     }
     int batch = 1;
     if (spec.cache_mode == CacheMode::kHot) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/echo.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 
@@ -58,6 +59,35 @@ std::optional<TunedLaunch> TunedDefaults::Get(int device, absl::string_view kern
   return it->second;
 }
 
+RunMemory RunMemoryOf(const KernelVariant& kernel, int64_t elements, bool verify) {
+  const int64_t buffer = elements * DTypeSize(kernel.dtype);
+  // GenerateHostData: a (and b for add, y for saxpy); the read-back buffer when verifying.
+  const int host_buffers = (kernel.family == KernelFamily::kCopy ? 1 : 2) + (verify ? 1 : 0);
+  return RunMemory{.host_bytes = host_buffers * buffer,
+                   .device_bytes = int64_t{BuffersPerRun(kernel)} * buffer};
+}
+
+absl::Status CheckRunMemoryFits(const RunMemory& need, const DeviceInfo& device,
+                                bool device_is_host, std::optional<int64_t> host_available_bytes,
+                                absl::string_view host_budget_description) {
+  const int64_t host_need = need.host_bytes + (device_is_host ? need.device_bytes : 0);
+  if (host_available_bytes.has_value() && host_need > *host_available_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "this run needs ", host_need, " bytes of host memory (",
+        device_is_host ? "inputs, the cpu backend's buffers and the read-back"
+                       : "inputs and the read-back",
+        "); the host can give ", *host_available_bytes, " (", host_budget_description,
+        "); use fewer elements"));
+  }
+  if (!device_is_host && device.free_memory_bytes > 0 &&
+      need.device_bytes > device.free_memory_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "this run needs ", need.device_bytes, " bytes of device memory; device ", device.index,
+        " has ", device.free_memory_bytes, " bytes free; use fewer elements"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backend& backend,
                                           const ServerLimits& limits,
                                           const TunedDefaults* tuned) {
@@ -84,7 +114,7 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   if (!request.device_uuid.empty()) {
     device_index = DeviceIndexOfUuid(backend, request.device_uuid);
     if (device_index < 0) {
-      return absl::NotFoundError(absl::StrCat("no device with uuid '", request.device_uuid,
+      return absl::NotFoundError(absl::StrCat("no device with uuid '", EchoForMessage(request.device_uuid),
                                               "' on this server (ListDevices shows them)"));
     }
   }
@@ -249,14 +279,14 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
     spec.seed = (static_cast<uint64_t>(rd()) << 32) | rd();
   }
 
-  // Memory: the run's buffers must fit in what the device has free now.
-  const int64_t bytes = int64_t{BuffersPerRun(k)} * spec.elements * DTypeSize(k.dtype);
-  if (device.free_memory_bytes > 0 && bytes > device.free_memory_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "a run of ", k.name, " at ", spec.elements, " elements needs ", bytes,
-        " bytes of device memory; device ", spec.device_index, " has ", device.free_memory_bytes,
-        " bytes free"));
-  }
+  spec.max_warmup_seconds = limits.max_warmup_seconds;
+
+  // Memory: every buffer of the run must fit in what the device and the host (the smaller of
+  // MemAvailable and the cgroup's limit) have free now. The engine checks again at run start.
+  const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
+  RETURN_IF_ERROR(CheckRunMemoryFits(RunMemoryOf(k, spec.elements, spec.verify), device,
+                                     backend.name() == "cpu", host.available_bytes(),
+                                     host.Describe()));
   return spec;
 }
 

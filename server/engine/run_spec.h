@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/host_memory.h"
 #include "common/statistics.h"
 #include "kernels/backend.h"
 #include "kernels/catalog.h"
@@ -73,6 +74,8 @@ struct ServerLimits {
   double max_timeout_seconds = 120;
   int queue_capacity = 64;  // pending runs per device
   bool allow_profiling = true;  // --allow_profiling: may requests use the counter profiler
+  double max_warmup_seconds = 10;  // wall-time bound of one run's warm-up, whatever the count
+  HostMemorySources host_memory;   // where the host's and the cgroup's memory figures are read
 };
 
 // A validated request: every field resolved to a concrete value.
@@ -93,7 +96,23 @@ struct RunSpec {
   bool profile_forbidden = false;  // requested, but the server does not allow profiling
   bool force = false;     // skip the shared-node busy check (--gpu_sharing=shared)
   bool scheduled = false;  // submitted by the server's schedule (--schedule_plan), not an RPC
+  double max_warmup_seconds = 10;  // ServerLimits::max_warmup_seconds
 };
+
+// Every buffer one run allocates: on the host (generated inputs, the read-back for verification)
+// and on the device (the kernel's buffers; host memory too on the CPU backend).
+struct RunMemory {
+  int64_t host_bytes = 0;
+  int64_t device_bytes = 0;
+};
+RunMemory RunMemoryOf(const KernelVariant& kernel, int64_t elements, bool verify);
+
+// OK when a run needing `need` fits: host bytes (plus device bytes where the device is the host)
+// within `host_available_bytes` (absent: unknown, not checked), device bytes within the device's
+// free memory. RESOURCE_EXHAUSTED saying which budget is short, before anything is allocated.
+absl::Status CheckRunMemoryFits(const RunMemory& need, const DeviceInfo& device,
+                                bool device_is_host, std::optional<int64_t> host_available_bytes,
+                                absl::string_view host_budget_description);
 
 // A launch configuration chosen by Autotune.
 struct TunedLaunch {

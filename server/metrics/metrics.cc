@@ -1,5 +1,7 @@
 #include "server/metrics/metrics.h"
 
+#include "common/build_info.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/engine/nvml_monitor.h"
@@ -92,6 +94,20 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions 
                         .Name("gpubench_grpc_request_duration_seconds")
                         .Help("gRPC request latency by method, queueing included")
                         .Register(*registry_)),
+      grpc_started_(BuildCounter()
+                        .Name("grpc_server_started_total")
+                        .Help("RPCs started on the server (go-grpc-prometheus names)")
+                        .Register(*registry_)),
+      grpc_handled_(BuildCounter()
+                        .Name("grpc_server_handled_total")
+                        .Help("RPCs completed on the server, by status code (go-grpc-prometheus "
+                              "names)")
+                        .Register(*registry_)),
+      grpc_handling_(BuildHistogram()
+                         .Name("grpc_server_handling_seconds")
+                         .Help("Latency of RPCs handled by the server, queueing included "
+                               "(go-grpc-prometheus names)")
+                         .Register(*registry_)),
       device_info_(BuildGauge()
                        .Name("gpubench_device_info")
                        .Help("Device facts as labels; value 1")
@@ -129,7 +145,8 @@ void Metrics::SetInfo(const std::vector<DeviceInfo>& devices, const std::string&
     queue_depth_.Add({{"device", absl::StrCat(d.index)}}).Set(0);
   }
   build_info_
-      .Add({{"version", "0.1.0"},
+      .Add({{"version", kGpubenchVersion},
+            {"revision", kGpubenchGitRevision},
             {"backend", backend},
 #if GPUBENCH_HAVE_CUDA
             {"cuda_compiled", "true"}
@@ -226,10 +243,38 @@ void Metrics::OnQueueDepth(int device_index, int depth) {
   queue_depth_.Add({{"device", absl::StrCat(device_index)}}).Set(depth);
 }
 
+namespace {
+
+// "/gpubench.v1.Benchmark/RunSweep" -> service, method and the call's type, as
+// go-grpc-prometheus labels them.
+std::map<std::string, std::string> GrpcLabels(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (path.empty() || path[0] != '/' || slash == 0 || slash == std::string::npos) {
+    return {{"grpc_service", "other"}, {"grpc_method", "other"}, {"grpc_type", "unknown"}};
+  }
+  const std::string service = path.substr(1, slash - 1);
+  const std::string method = path.substr(slash + 1);
+  std::string type = "unary";
+  if (method == "RunSweep" || method == "Watch") type = "server_stream";
+  if (method == "ServerReflectionInfo") type = "bidi_stream";
+  return {{"grpc_service", service}, {"grpc_method", method}, {"grpc_type", type}};
+}
+
+}  // namespace
+
+void Metrics::OnRpcStarted(const std::string& method) {
+  std::lock_guard<std::mutex> lock(mu_);
+  grpc_started_.Add(GrpcLabels(method)).Increment();
+}
+
 void Metrics::OnRpc(const std::string& method, absl::StatusCode code, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   rpcs_.Add({{"method", method}, {"code", StatusCodeName(code)}}).Increment();
   rpc_duration_.Add({{"method", method}}, kRpcBuckets).Observe(seconds);
+  std::map<std::string, std::string> labels = GrpcLabels(method);
+  grpc_handling_.Add(labels, kRpcBuckets).Observe(seconds);
+  labels["grpc_code"] = StatusCodeName(code);
+  grpc_handled_.Add(labels).Increment();
 }
 
 int Metrics::result_series() const {

@@ -41,6 +41,8 @@ class Metrics final : public RunObserver {
 
   // gRPC edge: one finished RPC, labelled with the code's name ("OK", "NOT_FOUND", ...).
   void OnRpc(const std::string& method, absl::StatusCode code, double seconds);
+  // A call began ("/package.Service/Method", or "other"): grpc_server_started_total.
+  void OnRpcStarted(const std::string& method);
 
   // Number of per-result label sets currently exported (for tests).
   int result_series() const;
@@ -78,6 +80,10 @@ class Metrics final : public RunObserver {
   prometheus::Family<prometheus::Gauge>& queue_depth_;
   prometheus::Family<prometheus::Counter>& rpcs_;
   prometheus::Family<prometheus::Histogram>& rpc_duration_;
+  // The go-grpc-prometheus names dashboards expect: grpc_service, grpc_method, grpc_type, grpc_code.
+  prometheus::Family<prometheus::Counter>& grpc_started_;
+  prometheus::Family<prometheus::Counter>& grpc_handled_;
+  prometheus::Family<prometheus::Histogram>& grpc_handling_;
   prometheus::Family<prometheus::Gauge>& device_info_;
   prometheus::Family<prometheus::Gauge>& build_info_;
   prometheus::Counter& evicted_;

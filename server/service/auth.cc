@@ -1,10 +1,10 @@
 #include "server/service/auth.h"
 
-#include <fstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/tokens.h"
 
 namespace gpubench {
 
@@ -21,18 +21,9 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 }
 
 absl::StatusOr<TokenAuthenticator> TokenAuthenticator::FromFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read token file ", path));
-  std::vector<std::string> tokens;
-  std::string line;
-  while (std::getline(in, line)) {
-    const std::string token(absl::StripAsciiWhitespace(line));
-    if (!token.empty() && token[0] != '#') tokens.push_back(token);
-  }
-  if (tokens.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("token file ", path, " holds no token"));
-  }
-  return TokenAuthenticator(std::move(tokens));
+  absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(path);
+  if (!tokens.ok()) return tokens.status();
+  return TokenAuthenticator(*std::move(tokens));
 }
 
 absl::Status TokenAuthenticator::CheckHeader(const std::string& authorization) const {

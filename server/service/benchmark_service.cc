@@ -152,18 +152,28 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
       MaybeWriteOrFinishLocked(lock);
       return;
     }
+    const bool continuation = next_[c] > 0;  // this chain already had an item admitted
     const int index = chains_[c][next_[c]++];
     lock.unlock();
     JobCallbacks callbacks;
+    // QUEUED is sent from inside Submit, before the worker can start the run: RUNNING follows it.
+    callbacks.on_queued = [this, index](int position) {
+      Send(Progress(index, v1::SweepProgress::QUEUED, position));
+    };
     callbacks.on_start = [this, index] { Send(Progress(index, v1::SweepProgress::RUNNING, 0)); };
     callbacks.on_done = [this, c, index](absl::StatusOr<RunResult> result) {
       OnItemDone(c, index, std::move(result));
     };
-    int position = 0;
     absl::StatusOr<std::shared_ptr<Job>> job =
-        engine_->Submit(items_[index], deadline_, std::move(callbacks), &position);
+        engine_->Submit(items_[index], deadline_, std::move(callbacks), nullptr, continuation);
     if (!job.ok()) {
-      // The queue is full or the server is stopping: end the stream with that status.
+      if (continuation && job.status().code() == absl::StatusCode::kResourceExhausted) {
+        // An admitted sweep whose next item finds even the continuation allowance full: that
+        // item is refused visibly, the rest still get their turn.
+        OnItemDone(c, index, job.status());
+        return;
+      }
+      // The first item found the queue full, or the server is stopping: end the stream with it.
       lock.lock();
       if (final_status_.ok()) final_status_ = ToGrpcStatus(job.status());
       if (--active_chains_ == 0) all_submitted_ = true;
@@ -174,7 +184,6 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
       std::lock_guard<std::mutex> guard(mu_);
       if (last_done_.count(index) == 0) jobs_[c] = *job;  // the item may already have finished
     }
-    Send(Progress(index, v1::SweepProgress::QUEUED, position));
   }
 
   void OnItemDone(size_t c, int index, absl::StatusOr<RunResult> result) {
@@ -284,13 +293,20 @@ class AutotuneReactor final : public grpc::ServerUnaryReactor {
           "kernel ", request->kernel(), " picks its own launch configuration; nothing to tune"))));
       return;
     }
-    std::vector<int32_t> blocks(request->block_sizes().begin(), request->block_sizes().end());
+    std::vector<int32_t> blocks = ToVector(request->block_sizes());
     if (blocks.empty()) blocks = {32, 64, 128, 256, 512, 1024};
-    std::vector<int32_t> items(request->items_per_thread().begin(),
-                               request->items_per_thread().end());
+    std::vector<int32_t> items = ToVector(request->items_per_thread());
     if (items.empty()) {
       const std::vector<int> candidates = ItemsPerThreadCandidates(k);
       items.assign(candidates.begin(), candidates.end());
+    }
+    // Count before building anything: the lists come from the client.
+    if (CountCombinations({static_cast<int64_t>(blocks.size()), static_cast<int64_t>(items.size())},
+                          max_items) > max_items) {
+      Finish(ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+          "more than ", max_items, " configurations (", blocks.size(), " block sizes x ",
+          items.size(), " items per thread), over the limit of --max_sweep_items"))));
+      return;
     }
     catalog_ = {k.default_policy.block_size, k.default_policy.items_per_thread};
     // Tiles whose shared memory the device cannot give one block are listed as skipped, not
@@ -505,6 +521,30 @@ grpc::ServerUnaryReactor* BenchmarkService::Autotune(grpc::CallbackServerContext
   if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
   return new AutotuneReactor(engine_, context, request, response, options_.max_sweep_items,
                              options_.tuned_store);
+}
+
+grpc::ServerUnaryReactor* BenchmarkService::GetServerInfo(grpc::CallbackServerContext* context,
+                                                          const v1::GetServerInfoRequest*,
+                                                          v1::GetServerInfoResponse* response) {
+  if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
+  *response = options_.server_info;
+  response->set_backend(std::string(engine_->backend().name()));
+  response->set_device_count(engine_->backend().device_count());
+  response->set_authentication_required(options_.auth != nullptr && options_.auth->enabled());
+  const ServerLimits& limits = engine_->limits();
+  v1::ServerLimitsInfo* l = response->mutable_limits();
+  l->set_max_elements(limits.max_elements);
+  l->set_queue_capacity(limits.queue_capacity);
+  l->set_max_sweep_items(options_.max_sweep_items);
+  l->set_max_warmup_launches(limits.max_warmup_launches);
+  l->set_max_samples(limits.max_samples_limit);
+  l->set_max_min_time_seconds(limits.max_min_time_seconds);
+  l->set_max_timeout_seconds(limits.max_timeout_seconds);
+  l->set_allow_profiling(limits.allow_profiling);
+  l->set_max_warmup_seconds(limits.max_warmup_seconds);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
 }
 
 }  // namespace gpubench

@@ -14,6 +14,9 @@ struct ServiceOptions {
   int max_sweep_items = 1000;  // kernels x sizes x block sizes in one RunSweep
   const TokenAuthenticator* auth = nullptr;  // null: no authentication
   TunedDefaultsStore* tuned_store = nullptr;  // null: Autotune's apply lives in memory only
+  // GetServerInfo's answer, filled in by main (build, start time, transport limits); the service
+  // adds the backend, devices and the engine's limits.
+  v1::GetServerInfoResponse server_info;
 };
 
 // Thread-safe. `engine` must outlive the service.
@@ -35,6 +38,9 @@ class BenchmarkService final : public v1::Benchmark::CallbackService {
   grpc::ServerUnaryReactor* Autotune(grpc::CallbackServerContext* context,
                                      const v1::AutotuneRequest* request,
                                      v1::AutotuneResponse* response) override;
+  grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* context,
+                                          const v1::GetServerInfoRequest* request,
+                                          v1::GetServerInfoResponse* response) override;
 
  private:
   Engine* engine_;

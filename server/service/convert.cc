@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "common/echo.h"
 
 namespace gpubench {
 namespace {
@@ -253,30 +254,48 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   ToProto(r.device, out->mutable_device());
 }
 
+std::vector<int32_t> ToVector(const google::protobuf::RepeatedField<int32_t>& field) {
+  std::vector<int32_t> out;
+  out.reserve(static_cast<size_t>(field.size()));
+  for (int32_t v : field) out.push_back(v);
+  return out;
+}
+
+int64_t CountCombinations(std::initializer_list<int64_t> factors, int64_t limit) {
+  int64_t product = 1;
+  for (int64_t f : factors) {
+    if (f <= 0) return 0;
+    if (product > limit / f) return limit + 1;  // over the limit: stop before overflowing
+    product *= f;
+  }
+  return product;
+}
+
 absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& request,
                                                  const Engine& engine, int max_items) {
   if (request.kernels().empty() || request.sizes().empty()) {
     return absl::InvalidArgumentError("a sweep needs at least one kernel and one size");
   }
-  const int64_t count = static_cast<int64_t>(request.kernels_size()) * request.sizes_size() *
-                        std::max(1, request.block_sizes_size()) *
-                        std::max(1, request.items_per_thread_size());
+  const int64_t count = CountCombinations(
+      {request.kernels_size(), request.sizes_size(), std::max(1, request.block_sizes_size()),
+       std::max(1, request.items_per_thread_size())},
+      max_items);
   if (count > max_items) {
-    return absl::InvalidArgumentError(absl::StrCat("the sweep has ", count,
-                                                   " items, over this server's limit of ",
-                                                   max_items, " (--max_sweep_items)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the sweep has more than ", max_items,
+        " items (kernels x sizes x block sizes x items per thread), this server's limit "
+        "(--max_sweep_items)"));
   }
-  std::vector<int32_t> blocks(request.block_sizes().begin(), request.block_sizes().end());
+  std::vector<int32_t> blocks = ToVector(request.block_sizes());
   if (blocks.empty()) blocks.push_back(0);
-  std::vector<int32_t> items_list(request.items_per_thread().begin(),
-                                  request.items_per_thread().end());
+  std::vector<int32_t> items_list = ToVector(request.items_per_thread());
   if (items_list.empty()) items_list.push_back(0);
   std::vector<int> devices = {request.device_index()};
   if (request.all_devices()) {
     devices.clear();
     for (int d = 0; d < engine.backend().device_count(); ++d) devices.push_back(d);
   }
-  if (static_cast<int64_t>(count) * static_cast<int64_t>(devices.size()) > max_items) {
+  if (CountCombinations({count, static_cast<int64_t>(devices.size())}, max_items) > max_items) {
     return absl::InvalidArgumentError(absl::StrCat("the sweep has ", count * devices.size(),
                                                    " items on all devices, over this server's "
                                                    "limit of ", max_items,
@@ -303,7 +322,7 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& requ
         absl::StatusOr<RunSpec> spec = engine.Resolve(FromProto(one));
         if (!spec.ok()) {
           return absl::Status(spec.status().code(),
-                              absl::StrCat("sweep item kernel=", kernel, " elements=", size,
+                              absl::StrCat("sweep item kernel=", EchoForMessage(kernel), " elements=", size,
                                            " block_size=", block, " items_per_thread=", items_per_thread,
                                            ": ", spec.status().message()));
         }

@@ -21,7 +21,9 @@ class RpcMetricsInterceptor final : public grpc::experimental::Interceptor {
   RpcMetricsInterceptor(grpc::experimental::ServerRpcInfo* info, Metrics* metrics)
       : method_(BoundedMethod(info->method())),
         metrics_(metrics),
-        start_(std::chrono::steady_clock::now()) {}
+        start_(std::chrono::steady_clock::now()) {
+    metrics_->OnRpcStarted(method_);
+  }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(

@@ -38,7 +38,25 @@ absl::Status CheckEntry(const v1::TunedDefault& d) {
 absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> TunedDefaultsStore::Open(
     const std::string& path, Engine* engine) {
   std::unique_ptr<TunedDefaultsStore> store(new TunedDefaultsStore(path, engine));
-  if (!std::filesystem::exists(path)) return store;  // nothing applied yet
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tuned_defaults_file ", path, " is a directory; name a file in it"));
+  }
+  // Every apply rewrites the file through "<path>.tmp": find out now, not at the first apply,
+  // when that cannot work.
+  {
+    const std::string probe = path + ".tmp";
+    std::ofstream out(probe, std::ios::app);
+    if (!out) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tuned_defaults_file ", path, ": cannot create ", probe,
+          " (the directory must exist and be writable)"));
+    }
+    out.close();
+    std::filesystem::remove(probe, error);
+  }
+  if (!std::filesystem::exists(path, error)) return store;  // nothing applied yet
   std::string text;
   if (!ReadFileToString(path, &text)) {
     return absl::InvalidArgumentError(absl::StrCat("cannot read --tuned_defaults_file ", path));

@@ -13,7 +13,7 @@ TEST(ParseElementCount, PlainAndSuffixed) {
   EXPECT_EQ(*ParseElementCount("2G"), 2000000000);
   EXPECT_EQ(*ParseElementCount("4Ki"), 4096);
   EXPECT_EQ(*ParseElementCount("256Mi"), int64_t{256} << 20);
-  EXPECT_EQ(*ParseElementCount("1gi"), int64_t{1} << 30);
+  EXPECT_EQ(*ParseElementCount("1Gi"), int64_t{1} << 30);
   EXPECT_EQ(*ParseElementCount(" 7 "), 7);
 }
 
@@ -24,6 +24,15 @@ TEST(ParseElementCount, RejectsBadText) {
   EXPECT_FALSE(ParseElementCount("99999999999999999999").ok());
   EXPECT_FALSE(ParseElementCount("9000000000Gi").ok());
   EXPECT_EQ(ParseElementCount("12X").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Issue 18 (7): 'm' is milli in SI; only the documented spellings are accepted, case included.
+TEST(ParseElementCount, SuffixCaseMatters) {
+  for (const char* bad : {"256m", "1g", "1gi", "4ki", "256mi", "16MI", "1KI", "2GI"}) {
+    const absl::StatusOr<int64_t> n = ParseElementCount(bad);
+    EXPECT_FALSE(n.ok()) << bad << " parsed as " << n.value_or(0);
+    EXPECT_NE(n.status().message().find("case matters"), absl::string_view::npos) << bad;
+  }
 }
 
 TEST(FormatElementCount, RoundTrips) {

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "e2e/protos/health.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "e2e/server_process.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 

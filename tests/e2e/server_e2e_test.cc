@@ -21,7 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "e2e/protos/health.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "e2e/protos/reflection.grpc.pb.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 #include "e2e/server_process.h"

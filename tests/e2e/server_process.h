@@ -66,6 +66,23 @@ class ServerProcess {
     return grpc::CreateChannel(target(), grpc::InsecureChannelCredentials());
   }
   const std::string& dir() const { return dir_; }
+  pid_t pid() const { return pid_; }
+  int port() const { return port_; }
+  // The bound metrics port (from --metrics_port_file), or 0.
+  int metrics_port() const {
+    int port = 0;
+    std::ifstream(dir_ + "/metrics_port") >> port;
+    return port;
+  }
+  // Resident memory of the server now, in bytes (0 when it cannot be read).
+  int64_t RssBytes() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+    }
+    return 0;
+  }
   std::string Log() const {
     std::ifstream in(dir_ + "/server.log");
     return std::string(std::istreambuf_iterator<char>(in), {});

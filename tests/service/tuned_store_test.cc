@@ -118,12 +118,28 @@ TEST_F(TunedStoreTest, BadFilesFailWithTheEntryNamed) {
 
 TEST_F(TunedStoreTest, UnwritableFileKeepsTheValueInMemoryAndSaysSo) {
   auto engine = NewEngine();
-  auto store = TunedDefaultsStore::Open((dir_ / "missing-dir" / "tuned.json").string(),
-                                        engine.get());
-  ASSERT_TRUE(store.ok());
+  const auto later_removed = dir_ / "later-removed";
+  std::filesystem::create_directories(later_removed);
+  auto store = TunedDefaultsStore::Open((later_removed / "tuned.json").string(), engine.get());
+  ASSERT_TRUE(store.ok()) << store.status();
+  std::filesystem::remove_all(later_removed);  // the location goes away after start-up
   absl::Status s = (*store)->Apply(0, **FindKernel("add_f32"), {128, 0}, 1, 1);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(engine->tuned_defaults().Get(0, "add_f32")->block_size, 128);
+}
+
+// Issue 18 hostile (10): an unusable location is found at start-up, not at the first apply, and
+// a directory is refused with a message (it used to abort with an uncaught exception).
+TEST_F(TunedStoreTest, UnusableLocationsFailAtOpen) {
+  auto engine = NewEngine();
+  auto missing = TunedDefaultsStore::Open((dir_ / "missing-dir" / "tuned.json").string(),
+                                          engine.get());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("cannot create"), absl::string_view::npos);
+  auto directory = TunedDefaultsStore::Open(dir_.string(), engine.get());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(directory.status().message().find("is a directory"), absl::string_view::npos);
 }
 
 }  // namespace

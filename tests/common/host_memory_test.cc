@@ -1,0 +1,85 @@
+#include "common/host_memory.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace gpubench {
+namespace {
+
+class HostMemoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("gpubench_host_memory_" + std::to_string(getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_ / "cgroup");
+    Write("meminfo", "MemTotal:       16000000 kB\nMemAvailable:    8000000 kB\n");
+    Write("self_cgroup", "0::/\n");
+    sources_.meminfo_path = (root_ / "meminfo").string();
+    sources_.cgroup_root = (root_ / "cgroup").string();
+    sources_.self_cgroup_path = (root_ / "self_cgroup").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void Write(const std::filesystem::path& relative, const std::string& text) {
+    std::filesystem::create_directories((root_ / relative).parent_path());
+    std::ofstream(root_ / relative) << text;
+  }
+  std::filesystem::path root_;
+  HostMemorySources sources_;
+};
+
+TEST_F(HostMemoryTest, NoCgroupLimitMeansMemAvailable) {
+  const HostMemoryBudget b = ReadHostMemoryBudget(sources_);
+  EXPECT_EQ(b.mem_available_bytes, int64_t{8000000} * 1024);
+  EXPECT_FALSE(b.cgroup_limit_bytes.has_value());
+  EXPECT_EQ(b.available_bytes(), int64_t{8000000} * 1024);
+}
+
+TEST_F(HostMemoryTest, CgroupV2LimitMinusWorkingSet) {
+  Write("cgroup/memory.max", "2147483648\n");
+  Write("cgroup/memory.current", "1073741824\n");
+  Write("cgroup/memory.stat", "anon 100\ninactive_file 536870912\nactive_file 5\n");
+  const HostMemoryBudget b = ReadHostMemoryBudget(sources_);
+  EXPECT_EQ(b.cgroup_limit_bytes, int64_t{2} << 30);
+  EXPECT_EQ(b.cgroup_usage_bytes, int64_t{512} << 20);  // page cache that can be dropped is free
+  EXPECT_EQ(b.available_bytes(), int64_t{1536} << 20);
+  EXPECT_NE(b.Describe().find("cgroup limit 2.00 GiB"), std::string::npos) << b.Describe();
+}
+
+TEST_F(HostMemoryTest, CgroupV2MaxIsNoLimit) {
+  Write("cgroup/memory.max", "max\n");
+  EXPECT_FALSE(ReadHostMemoryBudget(sources_).cgroup_limit_bytes.has_value());
+}
+
+TEST_F(HostMemoryTest, CgroupV2OfTheProcessPath) {
+  Write("self_cgroup", "0::/kubepods/pod1/c1\n");
+  Write("cgroup/kubepods/pod1/c1/memory.max", "1073741824\n");
+  Write("cgroup/kubepods/pod1/c1/memory.current", "0\n");
+  EXPECT_EQ(ReadHostMemoryBudget(sources_).cgroup_limit_bytes, int64_t{1} << 30);
+}
+
+TEST_F(HostMemoryTest, CgroupV1LimitAndUnlimited) {
+  Write("self_cgroup", "12:memory:/docker/abc\n11:cpu:/docker/abc\n");
+  Write("cgroup/memory/docker/abc/memory.limit_in_bytes", "4294967296\n");
+  Write("cgroup/memory/docker/abc/memory.usage_in_bytes", "3221225472\n");
+  Write("cgroup/memory/docker/abc/memory.stat", "cache 5\ntotal_inactive_file 1073741824\n");
+  HostMemoryBudget b = ReadHostMemoryBudget(sources_);
+  EXPECT_EQ(b.cgroup_limit_bytes, int64_t{4} << 30);
+  EXPECT_EQ(b.available_bytes(), int64_t{2} << 30);
+  Write("cgroup/memory/docker/abc/memory.limit_in_bytes", "9223372036854771712\n");
+  b = ReadHostMemoryBudget(sources_);
+  EXPECT_FALSE(b.cgroup_limit_bytes.has_value());
+}
+
+TEST_F(HostMemoryTest, SmallerOfTheTwo) {
+  Write("cgroup/memory.max", std::to_string(int64_t{64} << 30) + "\n");
+  Write("cgroup/memory.current", "0\n");
+  EXPECT_EQ(ReadHostMemoryBudget(sources_).available_bytes(), int64_t{8000000} * 1024);
+}
+
+}  // namespace
+}  // namespace gpubench
