@@ -14,7 +14,12 @@ using ::testing::HasSubstr;
 
 class ResolveTest : public ::testing::Test {
  protected:
-  ResolveTest() : backend_(testing::FakeScript{.devices = 2}) {}
+  ResolveTest() : backend_(MakeScript()) {}
+  static testing::FakeScript MakeScript() {
+    testing::FakeScript script;
+    script.devices = 2;
+    return script;
+  }
   absl::StatusOr<RunSpec> Resolve(const RunRequest& r) {
     return ResolveRunRequest(r, backend_, limits_);
   }
