@@ -6,7 +6,7 @@
 #include <chrono>
 #include <iostream>
 
-#include "e2e/protos/health.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
