@@ -20,6 +20,16 @@ namespace gpubench::cuda {
 
 enum class CachePolicy { kReadOnly, kStreaming, kL2Keep };
 
+// Cache-policy PTX (createpolicy, .L2::cache_hint) needs sm_80. The fat binary also carries
+// sm_75 code, where kL2Keep compiles to the plain (kReadOnly) path: the catalog gives the
+// add_*_l2keep variants minimum compute capability 8.0, so the server never launches that body.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define GPUBENCH_HAS_L2_CACHE_HINTS 1
+#else
+#define GPUBENCH_HAS_L2_CACHE_HINTS 0
+#endif
+
+#if GPUBENCH_HAS_L2_CACHE_HINTS
 __device__ __forceinline__ uint64_t L2EvictLastPolicy() {
   uint64_t policy;
   asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
@@ -30,6 +40,7 @@ __device__ __forceinline__ uint64_t L2EvictFirstPolicy() {
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   return policy;
 }
+#endif
 
 // Packet v of p (the packet index decides kL2Keep's policy).
 template <CachePolicy P>
@@ -37,13 +48,15 @@ __device__ __forceinline__ uint4 LoadPacket(const uint4* __restrict__ p, int64_t
                                             int64_t keep_packets) {
   if constexpr (P == CachePolicy::kStreaming) {
     return __ldcs(p + v);
-  } else if constexpr (P == CachePolicy::kL2Keep) {
+  } else if constexpr (P == CachePolicy::kL2Keep && GPUBENCH_HAS_L2_CACHE_HINTS) {
+#if GPUBENCH_HAS_L2_CACHE_HINTS
     const uint64_t policy = v < keep_packets ? L2EvictLastPolicy() : L2EvictFirstPolicy();
     uint4 r;
     asm volatile("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                  : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
                  : "l"(p + v), "l"(policy));
     return r;
+#endif
   } else {
     return p[v];  // const __restrict__: the compiler emits the read-only (non-coherent) load
   }
@@ -53,11 +66,13 @@ template <CachePolicy P>
 __device__ __forceinline__ void StorePacket(uint4* __restrict__ p, int64_t v, uint4 x) {
   if constexpr (P == CachePolicy::kStreaming) {
     __stcs(p + v, x);
-  } else if constexpr (P == CachePolicy::kL2Keep) {
+  } else if constexpr (P == CachePolicy::kL2Keep && GPUBENCH_HAS_L2_CACHE_HINTS) {
+#if GPUBENCH_HAS_L2_CACHE_HINTS
     asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
                  :
                  : "l"(p + v), "r"(x.x), "r"(x.y), "r"(x.z), "r"(x.w), "l"(L2EvictFirstPolicy())
                  : "memory");
+#endif
   } else {
     p[v] = x;
   }
