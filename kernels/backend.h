@@ -4,6 +4,7 @@
 #define GPUBENCH_KERNELS_BACKEND_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -176,6 +177,12 @@ class Backend {
                                                         const LaunchGeometry& geometry,
                                                         const HostData& data) = 0;
 };
+
+// Wraps `backend` so that every successful Describe() is passed through `amend`, which adds facts
+// the backend itself does not know; everything else is forwarded unchanged. Thread-safe when
+// `amend` is (Describe is called from several threads).
+std::unique_ptr<Backend> WithDescribeAmendment(std::unique_ptr<Backend> backend,
+                                               std::function<void(DeviceInfo&)> amend);
 
 // Wraps `backend` so that every Describe() names the node the devices are in (the server's
 // --node_name). Everything else is forwarded unchanged.

@@ -239,41 +239,6 @@ std::string SimulatedDeviceUuid(const std::string& seed, int device) {
   return absl::StrCat("CPU-", hex);
 }
 
-namespace {
-
-// Forwards everything to the wrapped backend; Describe adds the node name.
-class NodeNamedBackend final : public Backend {
- public:
-  NodeNamedBackend(std::unique_ptr<Backend> inner, std::string node_name)
-      : inner_(std::move(inner)), node_name_(std::move(node_name)) {}
-  absl::string_view name() const override { return inner_->name(); }
-  int device_count() const override { return inner_->device_count(); }
-  absl::StatusOr<DeviceInfo> Describe(int device) const override {
-    absl::StatusOr<DeviceInfo> info = inner_->Describe(device);
-    if (info.ok()) info->node_name = node_name_;
-    return info;
-  }
-  int MaxActiveBlocksPerMultiprocessor(const KernelVariant& variant, int device,
-                                       int block_size) const override {
-    return inner_->MaxActiveBlocksPerMultiprocessor(variant, device, block_size);
-  }
-  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
-                                                const LaunchGeometry& geometry,
-                                                const HostData& data) override {
-    return inner_->Open(device, variant, geometry, data);
-  }
-
- private:
-  std::unique_ptr<Backend> inner_;
-  const std::string node_name_;
-};
-
-}  // namespace
-
-std::unique_ptr<Backend> WithNodeName(std::unique_ptr<Backend> backend, std::string node_name) {
-  return std::make_unique<NodeNamedBackend>(std::move(backend), std::move(node_name));
-}
-
 std::unique_ptr<Backend> MakeCpuBackend(const CpuBackendOptions& options) {
   return std::make_unique<CpuBackend>(options);
 }

@@ -1,0 +1,49 @@
+#include "kernels/backend.h"
+
+#include <utility>
+
+namespace gpubench {
+namespace {
+
+// Forwards everything to the wrapped backend; Describe's answer is amended.
+class DescribeAmendingBackend final : public Backend {
+ public:
+  DescribeAmendingBackend(std::unique_ptr<Backend> inner, std::function<void(DeviceInfo&)> amend)
+      : inner_(std::move(inner)), amend_(std::move(amend)) {}
+  absl::string_view name() const override { return inner_->name(); }
+  int device_count() const override { return inner_->device_count(); }
+  absl::StatusOr<DeviceInfo> Describe(int device) const override {
+    absl::StatusOr<DeviceInfo> info = inner_->Describe(device);
+    if (info.ok()) amend_(*info);
+    return info;
+  }
+  int MaxActiveBlocksPerMultiprocessor(const KernelVariant& variant, int device,
+                                       int block_size) const override {
+    return inner_->MaxActiveBlocksPerMultiprocessor(variant, device, block_size);
+  }
+  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+                                                const LaunchGeometry& geometry,
+                                                const HostData& data) override {
+    return inner_->Open(device, variant, geometry, data);
+  }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  const std::function<void(DeviceInfo&)> amend_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> WithDescribeAmendment(std::unique_ptr<Backend> backend,
+                                               std::function<void(DeviceInfo&)> amend) {
+  return std::make_unique<DescribeAmendingBackend>(std::move(backend), std::move(amend));
+}
+
+std::unique_ptr<Backend> WithNodeName(std::unique_ptr<Backend> backend, std::string node_name) {
+  return WithDescribeAmendment(std::move(backend), [node_name = std::move(node_name)](
+                                                       DeviceInfo& info) {
+    info.node_name = node_name;
+  });
+}
+
+}  // namespace gpubench
