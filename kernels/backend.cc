@@ -40,10 +40,9 @@ std::unique_ptr<Backend> WithDescribeAmendment(std::unique_ptr<Backend> backend,
 }
 
 std::unique_ptr<Backend> WithNodeName(std::unique_ptr<Backend> backend, std::string node_name) {
-  return WithDescribeAmendment(std::move(backend), [node_name = std::move(node_name)](
-                                                       DeviceInfo& info) {
-    info.node_name = node_name;
-  });
+  return WithDescribeAmendment(
+      std::move(backend),
+      [node_name = std::move(node_name)](DeviceInfo& info) { info.node_name = node_name; });
 }
 
 }  // namespace gpubench
