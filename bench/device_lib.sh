@@ -1,4 +1,4 @@
-# Sourced by the device scripts (bench/run_device_{add,autotune,shapes,small}.sh): the bundle's
+# Sourced by the device scripts (bench/run_device_add.sh, the archived ones under bench/results/): the bundle's
 # environment and a gpubench server on a free loopback port.
 #   BACKEND=cpu lets the scripts be smoke-tested on a machine without a GPU (bundle from a CPU build).
 #   BUNDLE=DIR takes the binaries from DIR/bin and DIR/lib instead of ./.bundle (the CI smoke test).

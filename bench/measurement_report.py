@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Issue #15's goal tables from the raw files of bench/run_device_measurement.sh.
+"""Issue #15's goal tables from the raw files of bench/run_device_measurement.sh (archived in
+bench/results/2026-11-30-h200-measurement-v2/).
 
   bench/measurement_report.py RESULTS_DIR > report.md
 

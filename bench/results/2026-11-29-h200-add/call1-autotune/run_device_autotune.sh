@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-29-h200-add/call1-autotune/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_autotune.sh. To run it again: bash bench/results/2026-11-29-h200-add/call1-autotune/run_device_autotune.sh
 # One device call: GPU tests, SASS evidence for the tuned and bulk-copy kernels, and Autotune
 # (block size x items per thread) of every tunable elementwise-add variant through the real
 # server and CLI, then a short tuned-vs-CUB sweep. Every step is time-boxed; $OUT/results.tar.gz
 # is refreshed after each one.
-#   bench/run_device_autotune.sh [AUTOTUNE_SIZE]      (default 64Mi: far past the 50 MiB L2)
+#   bench/results/2026-11-29-h200-add/call1-autotune/run_device_autotune.sh [AUTOTUNE_SIZE]      (default 64Mi: far past the 50 MiB L2)
 # Expects .bundle/ from bench/make_bundle.sh (carried by the device tool).
 set -uo pipefail
 size=${1:-64Mi}
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/r; mkdir -p "$R"
-source "$(dirname "$0")/device_lib.sh"
+source bench/device_lib.sh
 pack() { tar czf "$OUT/results.tar.gz" -C "$R" . ; }
 machine_info "$R/machine.txt"
 cat "$R/machine.txt"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-30-h200-add-round2/call2-proof/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_round2.sh. To run it again: bash bench/results/2026-11-30-h200-add-round2/call2-proof/run_device_round2.sh
 # Issue #19's proof in one device call; builds nothing (carry .bundle/ from bench/make_bundle.sh
-# plus .bundle/bin/l2_probe, see bench/run_device_l2.sh). Steps, each time-boxed, results packed
+# plus .bundle/bin/l2_probe, see bench/results/2026-11-30-h200-add-round2/call1-explore/run_device_l2.sh). Steps, each time-boxed, results packed
 # into $OUT/round2.tar.gz after each:
 #   1. bench/run_device_add.sh: the contenders (every non-seed gpubench add variant, add_f32x4,
 #      cub_add_*, copy_d2d) at 1Mi/16Mi/256Mi cold and hot through the server, torch.add under the
@@ -8,11 +10,11 @@
 #   2. gpu_test (every catalog variant on the GPU, the new L2-policy tests);
 #   3. `gpubench best` (f16 16Mi hot, f32 1Mi cold) and `gpubench compare` (fp16, hot, 3 sizes);
 #   4. bench/l2_probe's fp16 policies at 16Mi (the keep fraction around the catalog's value).
-#   bash bench/run_device_round2.sh
+#   bash bench/results/2026-11-30-h200-add-round2/call2-proof/run_device_round2.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/round2; mkdir -p "$R"
-dir=$(dirname "$0")
+dir=bench
 source "$dir/device_lib.sh"
 pack() { tar czf "$OUT/round2.tar.gz" -C "$R" . ; }
 machine_info "$R/machine.txt"

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-30-h200-final/nvml/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_nvml.sh. To run it again: bash bench/results/2026-11-30-h200-final/nvml/run_device_nvml.sh
 # Issue #13's GPU proof (NVML and GPU sharing) in one device call of about two minutes; builds
 # nothing. From .bundle/ (bench/make_bundle.sh of a CUDA build):
 #  1. NVML facts: `gpubench devices` shows the kernel driver version (e.g. 580.x), the NVML index
@@ -15,7 +17,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/nvml; mkdir -p "$R"
-source "$(dirname "$0")/device_lib.sh"
+source bench/device_lib.sh
 pack() { tar czf "$OUT/nvml.tar.gz" -C "$R" . ; }
 say() { echo "== $*" | tee -a "$R/summary.txt"; }
 machine_info "$R/machine.txt"; cat "$R/machine.txt"

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-29-h200x2/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_multi.sh. To run it again: bash bench/results/2026-11-29-h200x2/run_device_multi.sh
 # Several GPUs in one node (device kind nvidia-h200-x2): the same plan on one GPU alone, then on
 # every GPU at once (RunSweep all_devices), through the real server. Per-GPU bandwidth with all
 # GPUs busy should match the single-GPU run within noise. Writes $OUT/multi.csv and a table.

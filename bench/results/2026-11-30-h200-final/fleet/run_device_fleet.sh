@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-30-h200-final/fleet/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_fleet.sh. To run it again: bash bench/results/2026-11-30-h200-final/fleet/run_device_fleet.sh
 # Fleet identities on a real GPU (device kind nvidia-h200, about 1-2 minutes): one node's server,
 # a fleet baseline, the server restarted on another port (a recreated pod: new address, same node
 # and GPU), the fleet again against the baseline. Expected: rows keyed by the real GPU UUID
@@ -6,7 +8,7 @@
 # idle H200 no SLOWER at the default 5% threshold; exit codes 0 and 0. Writes $OUT/fleet/.
 #   BACKEND=cpu BUNDLE=DIR smoke-tests it without a GPU.
 set -uo pipefail
-source "$(dirname "$0")/device_lib.sh"
+source bench/device_lib.sh
 OUT=${OUT:-/tmp/gpubench-out}
 dir=$OUT/fleet
 mkdir -p "$dir"

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-29-h200-add/call5-small/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_small.sh. To run it again: bash bench/results/2026-11-29-h200-add/call5-small/run_device_small.sh
 # Small-N experiment (issue #7): at 1Mi and 16Mi torch.add beat the catalog defaults by 1-6%.
 # Hypothesis: the defaults' large tiles (768 threads x 1 packet) leave too few blocks per SM at
 # 1Mi (171 blocks on 132 SMs, 1.3 waves). Sweeps the tuned kernels over block sizes and the bulk
@@ -6,7 +8,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/small; mkdir -p "$R"
-source "$(dirname "$0")/device_lib.sh"
+source bench/device_lib.sh
 machine_info "$R/machine.txt"
 start_server "$R/server.log"
 : > "$R/server.csv"

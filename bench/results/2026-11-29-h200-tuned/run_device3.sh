@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-29-h200-tuned/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device3.sh. To run it again: bash bench/results/2026-11-29-h200-tuned/run_device3.sh
 # Third device call of 2026-11-29: GPU tests after the tuned-kernel rework, SASS evidence, and the
 # elementwise-add comparison (seed best, tuned, CUB, torch.add, copy) at the seed's sizes.
 # Each step is time-boxed; $OUT/results.tar.gz is refreshed after every step.

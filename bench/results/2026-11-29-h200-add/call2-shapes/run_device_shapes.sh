@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-29-h200-add/call2-shapes/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_shapes.sh. To run it again: bash bench/results/2026-11-29-h200-add/call2-shapes/run_device_shapes.sh
 # Tile-shape experiment (issue #7, f32 vs CUB): CUB's sm_90 DeviceTransform picks 256 threads x 3
 # items (768-float tiles, from its 48 KiB-in-flight rule); ours used power-of-two tiles. Sweeps
 # add_f32_bulk and add_f32_tuned over power-of-two and non-power-of-two tiles beside cub_add_f32,
@@ -6,7 +8,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/shapes; mkdir -p "$R"
-source "$(dirname "$0")/device_lib.sh"
+source bench/device_lib.sh
 start_server "$R/server.log"
 common=(--target="$T" --sizes=16Mi,256Mi --mode=hot --min_time=0.1 --timeout=2 --format=csv --progress=false --verify=false)
 {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-30-h200-final/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_final.sh. To run it again: bash bench/results/2026-11-30-h200-final/run_device_final.sh
 # Lead's combined H200 proof for 2026-11-30: gpu_test on final main, measurement clock fix,
 # warm-up deadline, NVML/sharing (#13), fleet identities (#14).
 set -uo pipefail
-cd "$(dirname "$0")"  # run from a folder holding .bundle/ (bench/make_bundle.sh), bench/ and REV
+cd "$(dirname "$0")/../../.."  # the repository root (or a copy holding .bundle/ from bench/make_bundle.sh, bench/ and REV)
 export OUT=${OUT:-/tmp/out}; R=$OUT/lead; mkdir -p $R
 export BUNDLE=$PWD/.bundle
 source bench/device_lib.sh
@@ -27,8 +29,8 @@ echo "next run rc=$? took $(python3 -c "print(round($t2-$t1,2))") s (deadline ca
 timeout 15 $B/gpubench run add_f32 --size=1000 --target=$T > $R/small.txt 2>&1; echo "size 1000 rc=$?"
 kill -TERM $server; timeout 30 tail --pid=$server -f /dev/null
 pack
-echo "== nvml"; timeout 170 bash bench/run_device_nvml.sh > $R/nvml_stdout.txt 2>&1; echo "nvml rc=$?"; cat $OUT/nvml/summary.txt 2>/dev/null | head -40
+echo "== nvml"; timeout 170 bash bench/results/2026-11-30-h200-final/nvml/run_device_nvml.sh > $R/nvml_stdout.txt 2>&1; echo "nvml rc=$?"; cat $OUT/nvml/summary.txt 2>/dev/null | head -40
 pack
-echo "== fleet"; timeout 130 bash bench/run_device_fleet.sh > $R/fleet_stdout.txt 2>&1; echo "fleet rc=$?"; cat $OUT/fleet/command.txt $OUT/fleet/summary.md 2>/dev/null | head -30
+echo "== fleet"; timeout 130 bash bench/results/2026-11-30-h200-final/fleet/run_device_fleet.sh > $R/fleet_stdout.txt 2>&1; echo "fleet rc=$?"; cat $OUT/fleet/command.txt $OUT/fleet/summary.md 2>/dev/null | head -30
 rm -f $OUT/nvml.tar.gz
 pack; ls -la $OUT

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-29-h200-occupancy/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device2.sh. To run it again: bash bench/results/2026-11-29-h200-occupancy/run_device2.sh
 # Second device call of 2026-11-29: GPU tests (occupancy vs the API, CUPTI pass, tuned kernels),
 # occupancy vs ncu, SASS of the tuned kernels, tuned vs seed vs CUB vs torch.add, block-size
 # sweep. Everything lands in $OUT/results.tar.gz plus report files.

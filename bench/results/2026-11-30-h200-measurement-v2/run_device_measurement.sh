@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-30-h200-measurement-v2/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_measurement.sh. To run it again: bash bench/results/2026-11-30-h200-measurement-v2/run_device_measurement.sh
 # Issue #15 (measurement v2) proof in one device call; builds nothing. Every step is time-boxed and
 # never waits on a server without a bound. Results go to $OUT/m2/ and are packed into
 # $OUT/m2.tar.gz after every step.
-#   bench/run_device_measurement.sh NEW_DIR OLD_DIR LIB_DIR
+#   bench/results/2026-11-30-h200-measurement-v2/run_device_measurement.sh NEW_DIR OLD_DIR LIB_DIR
 # NEW_DIR / OLD_DIR hold gpubench_server and gpubench built from this tree and from the old commit
 # (d8f0c84, measurement v1); LIB_DIR their shared libraries (bench/make_bundle.sh's lib/).
 # Steps:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Archived beside the results it produced (bench/results/2026-11-30-h200-add-round2/call1-explore/); it ran from the repository root
+# (with .bundle/ carried) as bench/run_device_l2.sh. To run it again: bash bench/results/2026-11-30-h200-add-round2/call1-explore/run_device_l2.sh
 # Issue #19 in one device call; builds nothing. (1) bench/l2_probe (carried binary, built with
 # `nvcc -O3 -arch=sm_90 bench/l2_probe.cu -o .bundle/bin/l2_probe`): every cache policy of the add
 # at 1Mi/16Mi/256Mi cold and hot with plain CUDA events; (2) hardware counters with ncu (DRAM
@@ -6,13 +8,13 @@
 # (--cache-control none: the L2 state one launch leaves the next) and cold (--cache-control all),
 # torch.add and CUB at 16Mi hot; (3) bench/run_device_add.sh: the gpubench sweep of the
 # contenders through the server, torch.add under the same discipline, bench/report.py's tables.
-#   [KERNELS=...] [SKIP_PROBE=1] [SKIP_NCU=1] bash bench/run_device_l2.sh [SIZES]
+#   [KERNELS=...] [SKIP_PROBE=1] [SKIP_NCU=1] bash bench/results/2026-11-30-h200-add-round2/call1-explore/run_device_l2.sh [SIZES]
 # Results in $OUT/l2.tar.gz (probe, ncu) and $OUT/add.tar.gz (sweep, report).
 set -uo pipefail
 sizes=${1:-1Mi,16Mi,256Mi}
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/l2; mkdir -p "$R"
-source "$(dirname "$0")/device_lib.sh"
+source bench/device_lib.sh
 pack() { tar czf "$OUT/l2.tar.gz" -C "$R" . ; }
 machine_info "$R/machine.txt"
 cat "$R/machine.txt"
@@ -57,4 +59,4 @@ for n in sorted({int(r["elements"]) for r in rows}):
                      if int(r["elements"]) == n and r["mode"] == mode)
         print(n, mode, " ".join(f"{v}={t:.2f}{'' if c == 'ok' else '!'}" for t, v, c in sel[:8]))
 EOF
-bash "$(dirname "$0")/run_device_add.sh" "$sizes"
+bash bench/run_device_add.sh "$sizes"
