@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 
@@ -33,6 +34,13 @@ struct nvmlProcessInfo_t {  // nvmlProcessInfo_v2_t, as filled by the *_v3 proce
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 };
+
+// nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t; NVML_NVLINK_MAX_LINKS.
+constexpr int kP2PCapsIndexNvlink = 2;
+constexpr const char* kP2PStatusNames[] = {"ok", "chipset not supported", "GPU not supported",
+                                           "IOH topology not supported", "disabled by regkey",
+                                           "not supported", "unknown"};
+constexpr unsigned int kNvlinkMaxLinks = 18;
 
 using ProcessQuery = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*);
 
@@ -66,6 +74,13 @@ struct Nvml::Api {
   ProcessQuery compute_processes = nullptr;
   ProcessQuery graphics_processes = nullptr;
   nvmlReturn_t (*clock_reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
+  // Optional (absent: the fact is unknown, NVML still loads).
+  nvmlReturn_t (*pcie_current_generation)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*pcie_max_generation)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*pcie_current_width)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*pcie_max_width)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*) = nullptr;
+  nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned int, int*) = nullptr;
 
   std::string Error(const char* call, nvmlReturn_t r) const {
     return absl::StrCat(call, ": ", error_string != nullptr ? error_string(r) : "error", " (",
@@ -108,6 +123,12 @@ absl::StatusOr<std::shared_ptr<Nvml>> Nvml::Load(const std::string& library) {
   // Renamed in r535 (throttle -> clocks event); the old name stays exported.
   need(&api->clock_reasons,
        {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+  sym(&api->pcie_current_generation, {"nvmlDeviceGetCurrPcieLinkGeneration"});
+  sym(&api->pcie_max_generation, {"nvmlDeviceGetMaxPcieLinkGeneration"});
+  sym(&api->pcie_current_width, {"nvmlDeviceGetCurrPcieLinkWidth"});
+  sym(&api->pcie_max_width, {"nvmlDeviceGetMaxPcieLinkWidth"});
+  sym(&api->p2p_status, {"nvmlDeviceGetP2PStatus"});
+  sym(&api->nvlink_state, {"nvmlDeviceGetNvLinkState"});
   if (!missing.empty()) {
     dlclose(api->lib);
     return absl::UnavailableError(
@@ -200,6 +221,54 @@ absl::StatusOr<uint64_t> Nvml::ClockEventReasons(absl::string_view uuid) const {
     return absl::UnavailableError(api_->Error("nvmlDeviceGetCurrentClocksEventReasons", r));
   }
   return static_cast<uint64_t>(mask);
+}
+
+absl::StatusOr<NvmlPcieLink> Nvml::PcieLink(absl::string_view uuid) const {
+  if (api_->pcie_current_generation == nullptr && api_->pcie_max_generation == nullptr &&
+      api_->pcie_current_width == nullptr && api_->pcie_max_width == nullptr) {
+    return absl::UnavailableError("this NVML has no PCIe link queries");
+  }
+  absl::StatusOr<void*> device = Handle(uuid);
+  if (!device.ok()) return device.status();
+  auto read = [&](nvmlReturn_t (*query)(nvmlDevice_t, unsigned int*)) {
+    unsigned int value = 0;
+    return query != nullptr && query(*device, &value) == kNvmlSuccess ? static_cast<int>(value)
+                                                                      : 0;
+  };
+  return NvmlPcieLink{.current_generation = read(api_->pcie_current_generation),
+                      .current_width = read(api_->pcie_current_width),
+                      .max_generation = read(api_->pcie_max_generation),
+                      .max_width = read(api_->pcie_max_width)};
+}
+
+absl::StatusOr<NvmlPeerLink> Nvml::PeerLink(absl::string_view uuid,
+                                            absl::string_view peer_uuid) const {
+  if (api_->p2p_status == nullptr) {
+    return absl::UnavailableError("this NVML has no nvmlDeviceGetP2PStatus");
+  }
+  absl::StatusOr<void*> device = Handle(uuid);
+  if (!device.ok()) return device.status();
+  absl::StatusOr<void*> peer = Handle(peer_uuid);
+  if (!peer.ok()) return peer.status();
+  NvmlPeerLink link;
+  int status = 0;
+  if (nvmlReturn_t r = api_->p2p_status(*device, *peer, kP2PCapsIndexNvlink, &status);
+      r != kNvmlSuccess) {
+    return absl::UnavailableError(api_->Error("nvmlDeviceGetP2PStatus", r));
+  }
+  link.nvlink = status == 0;
+  link.nvlink_status = status >= 0 && status < static_cast<int>(std::size(kP2PStatusNames))
+                           ? kP2PStatusNames[status]
+                           : absl::StrCat("status ", status);
+  if (api_->nvlink_state != nullptr) {
+    for (unsigned int l = 0; l < kNvlinkMaxLinks; ++l) {
+      int active = 0;  // nvmlEnableState_t
+      if (api_->nvlink_state(*device, l, &active) == kNvmlSuccess && active != 0) {
+        ++link.active_nvlinks;
+      }
+    }
+  }
+  return link;
 }
 
 std::vector<std::string> ClockEventReasonNames(uint64_t mask) {

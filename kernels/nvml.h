@@ -22,6 +22,21 @@ struct NvmlDeviceFacts {
   std::string name;        // e.g. "NVIDIA H200" (dcgm-exporter's `modelName`)
 };
 
+// The GPU's PCIe link as NVML reports it; 0 where a reading is unavailable (old driver, vGPU).
+struct NvmlPcieLink {
+  int current_generation = 0;
+  int current_width = 0;
+  int max_generation = 0;  // the most the GPU and the system (slot) support together
+  int max_width = 0;
+};
+
+// How two GPUs reach each other, as NVML reports it.
+struct NvmlPeerLink {
+  bool nvlink = false;          // nvmlDeviceGetP2PStatus(NVLINK) says OK
+  std::string nvlink_status;    // the P2P status in words ("ok", "not supported", ...)
+  int active_nvlinks = 0;       // the first GPU's NVLinks in the active state (any peer or switch)
+};
+
 // A process holding a context on a GPU.
 struct NvmlProcess {
   uint32_t pid = 0;  // in the host's PID namespace
@@ -48,6 +63,12 @@ class Nvml {
   absl::StatusOr<std::vector<NvmlProcess>> RunningProcesses(absl::string_view uuid) const;
   // The current clock-event (throttle) reasons bitmask (nvmlClocksEventReason*).
   absl::StatusOr<uint64_t> ClockEventReasons(absl::string_view uuid) const;
+  // The PCIe link's generation and width, current and maximum. UNAVAILABLE only when the library
+  // has none of the four queries; a single failed reading is 0.
+  absl::StatusOr<NvmlPcieLink> PcieLink(absl::string_view uuid) const;
+  // Whether `uuid` reaches `peer_uuid` over NVLink, and its active NVLink count. UNAVAILABLE when
+  // the library has no nvmlDeviceGetP2PStatus.
+  absl::StatusOr<NvmlPeerLink> PeerLink(absl::string_view uuid, absl::string_view peer_uuid) const;
 
  private:
   struct Api;

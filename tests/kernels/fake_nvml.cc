@@ -4,6 +4,9 @@
 //   FAKE_NVML_UNKNOWN_UUID    this UUID is not found (6); every other UUID is "the" fake GPU
 //   FAKE_NVML_PIDS            comma-separated PIDs of compute processes on the GPU
 //   FAKE_NVML_REASONS         clock-event reasons mask (decimal or 0x hex)
+//   FAKE_NVML_PCIE            "current_gen,current_width,max_gen,max_width" (default 5,16,5,16);
+//                             a 0 makes that query fail (NOT_SUPPORTED)
+//   FAKE_NVML_NVLINKS         active NVLinks; > 0 also makes the P2P NVLink status OK
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +46,25 @@ std::vector<unsigned int> Pids() {
     }
   }
   return pids;
+}
+
+// FAKE_NVML_PCIE's field `i`.
+unsigned int PcieField(int i) {
+  unsigned int f[4] = {5, 16, 5, 16};
+  if (const char* v = Env("FAKE_NVML_PCIE")) {
+    std::sscanf(v, "%u,%u,%u,%u", &f[0], &f[1], &f[2], &f[3]);
+  }
+  return f[i];
+}
+
+int PcieQuery(int i, unsigned int* value) {
+  *value = PcieField(i);
+  return *value == 0 ? 3 : 0;  // NVML_ERROR_NOT_SUPPORTED
+}
+
+unsigned int ActiveNvlinks() {
+  const char* v = Env("FAKE_NVML_NVLINKS");
+  return v != nullptr ? static_cast<unsigned int>(std::atoi(v)) : 0;
 }
 
 }  // namespace
@@ -104,6 +126,21 @@ int nvmlDeviceGetGraphicsRunningProcesses_v3(void*, unsigned int* count, Process
 int nvmlDeviceGetCurrentClocksEventReasons(void*, unsigned long long* mask) {
   const char* r = Env("FAKE_NVML_REASONS");
   *mask = r != nullptr ? std::strtoull(r, nullptr, 0) : 0;
+  return 0;
+}
+
+int nvmlDeviceGetCurrPcieLinkGeneration(void*, unsigned int* v) { return PcieQuery(0, v); }
+int nvmlDeviceGetCurrPcieLinkWidth(void*, unsigned int* v) { return PcieQuery(1, v); }
+int nvmlDeviceGetMaxPcieLinkGeneration(void*, unsigned int* v) { return PcieQuery(2, v); }
+int nvmlDeviceGetMaxPcieLinkWidth(void*, unsigned int* v) { return PcieQuery(3, v); }
+int nvmlDeviceGetP2PStatus(void*, void*, int index, int* status) {
+  if (index != 2) return 2;  // only the NVLink index is used
+  *status = ActiveNvlinks() > 0 ? 0 : 5;  // OK or NOT_SUPPORTED
+  return 0;
+}
+int nvmlDeviceGetNvLinkState(void*, unsigned int link, int* active) {
+  if (link >= 18) return 2;  // NVML_ERROR_INVALID_ARGUMENT
+  *active = link < ActiveNvlinks() ? 1 : 0;
   return 0;
 }
 
