@@ -85,6 +85,50 @@ float HalfToFloat(Half h) {
   return sign ? -magnitude : magnitude;
 }
 
+Fp8E4M3 DoubleToFp8E4M3(double value, bool saturate) {
+  const uint8_t sign = std::signbit(value) ? 0x80 : 0x00;
+  const uint8_t overflow = saturate ? 0x7e : 0x7f;  // 448 or NaN
+  if (std::isnan(value)) return Fp8E4M3{static_cast<uint8_t>(sign | 0x7f)};
+  const double magnitude = std::fabs(value);
+  if (std::isinf(magnitude)) return Fp8E4M3{static_cast<uint8_t>(sign | overflow)};
+  if (magnitude == 0) return Fp8E4M3{sign};
+  int exponent;  // magnitude = fraction * 2^exponent, fraction in [0.5, 1)
+  std::frexp(magnitude, &exponent);
+  // Quantum at this magnitude: 2^(e - 3) in the binade [2^e, 2^(e+1)), 2^-9 for subnormals.
+  const int quantum_exp = std::max(exponent - 1, -6) - 3;
+  const double rounded =
+      std::ldexp(std::nearbyint(std::ldexp(magnitude, -quantum_exp)), quantum_exp);  // ties to even
+  if (rounded > 448.0) return Fp8E4M3{static_cast<uint8_t>(sign | overflow)};
+  if (rounded < 0x1p-6) {  // subnormal (or zero): rounded = m * 2^-9, m in [0, 7]
+    return Fp8E4M3{static_cast<uint8_t>(sign | static_cast<int>(std::ldexp(rounded, 9)))};
+  }
+  std::frexp(rounded, &exponent);  // rounding may have carried into the next binade
+  const int unbiased = exponent - 1;
+  const int mantissa = static_cast<int>(std::ldexp(rounded, 3 - unbiased)) - 8;
+  return Fp8E4M3{static_cast<uint8_t>(sign | ((unbiased + 7) << 3) | mantissa)};
+}
+
+float Fp8E4M3ToFloat(Fp8E4M3 v) {
+  const int exponent = (v.bits >> 3) & 0xf;
+  const int mantissa = v.bits & 0x7;
+  if (exponent == 0xf && mantissa == 0x7) return std::numeric_limits<float>::quiet_NaN();
+  const float magnitude = exponent == 0 ? std::ldexp(static_cast<float>(mantissa), -9)
+                                        : std::ldexp(static_cast<float>(8 + mantissa), exponent - 10);
+  return (v.bits & 0x80) ? -magnitude : magnitude;
+}
+
+float RoundToTf32(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7f800000u) == 0x7f800000u) return value;  // infinity or NaN
+  // Round the 13 dropped bits to nearest, ties to the even kept bit; a carry may reach infinity.
+  bits += 0xfffu + ((bits >> 13) & 1u);
+  bits &= ~0x1fffu;
+  float rounded;
+  std::memcpy(&rounded, &bits, sizeof(rounded));
+  return rounded;
+}
+
 double LoadAsDouble(DType dtype, const void* data, int64_t i) {
   switch (dtype) {
     case DType::kF32:

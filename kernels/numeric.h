@@ -49,6 +49,24 @@ inline BFloat16 AddBFloat16(BFloat16 a, BFloat16 b) {
   return DoubleToBFloat16(static_cast<double>(BFloat16ToFloat(a)) + BFloat16ToFloat(b));
 }
 
+// OCP 8-bit floating point E4M3 (the "FN" variant CUDA's __nv_fp8_e4m3 stores): 1 sign, 4 exponent
+// (bias 7) and 3 mantissa bits, subnormals down to 2^-9, no infinities, S.1111.111 is NaN, largest
+// finite 448.
+struct Fp8E4M3 {
+  uint8_t bits;
+};
+
+// Rounds a double to E4M3 with round-to-nearest-even. Magnitudes that round beyond 448 (and
+// infinities) give +-448 when `saturate` (CUDA's __NV_SATFINITE), NaN otherwise. Pure; thread-safe.
+Fp8E4M3 DoubleToFp8E4M3(double value, bool saturate = true);
+// Exact widening conversion.
+float Fp8E4M3ToFloat(Fp8E4M3 v);
+
+// Rounds a float to TF32 precision (fp32's exponent range, 10 explicit mantissa bits) with
+// round-to-nearest-even, kept in a float: what a tensor core multiplies when a GEMM runs fp32
+// inputs in TF32 mode. Infinities and NaN pass through. Pure; thread-safe.
+float RoundToTf32(float value);
+
 // Reads element `i` of a buffer of `dtype` as a double. Thread-safe.
 double LoadAsDouble(DType dtype, const void* data, int64_t i);
 
