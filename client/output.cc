@@ -161,6 +161,16 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, Format format
     kv("runtime", d.runtime_version());
     if (d.has_nvml_index()) kv("nvml index", absl::StrCat(d.nvml_index()));
     if (!d.kernel_driver_version().empty()) kv("kernel driver", d.kernel_driver_version());
+    if (d.pcie_link_max_generation() > 0 || d.pcie_link_current_generation() > 0) {
+      kv("PCIe link", absl::StrFormat("Gen%d x%d now, Gen%d x%d max", d.pcie_link_current_generation(),
+                                      d.pcie_link_current_width(), d.pcie_link_max_generation(),
+                                      d.pcie_link_max_width()));
+    }
+    if (d.pcie_link_bytes_per_second() > 0) {
+      kv("PCIe rate (theoretical, per direction)",
+         absl::StrCat(FormatBytesPerSecond(d.pcie_link_bytes_per_second()), " (from the ",
+                      d.pcie_link_rate_source(), " reading)"));
+    }
   }
   return out;
 }

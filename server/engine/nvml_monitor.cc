@@ -121,4 +121,20 @@ std::unique_ptr<ClockEventWatch> NvmlMonitor::WatchClockEvents(int device, std::
   return std::make_unique<ClockEventWatch>(nvml_, uuids_[device]);
 }
 
+std::optional<std::string> NvmlMonitor::PeerPath(int device, int peer) const {
+  if (nvml_ == nullptr) return "peer path: unknown (NVML not loaded)";
+  if (device < 0 || peer < 0 || device >= static_cast<int>(uuids_.size()) ||
+      peer >= static_cast<int>(uuids_.size())) {
+    return std::nullopt;
+  }
+  absl::StatusOr<NvmlPeerLink> link = nvml_->PeerLink(uuids_[device], uuids_[peer]);
+  if (absl::IsNotFound(link.status())) return std::nullopt;
+  if (!link.ok()) return absl::StrCat("peer path: unknown (", link.status().message(), ")");
+  if (link->nvlink) {
+    return absl::StrCat("peer path: nvlink (NVML P2P status over NVLink ok; ",
+                        link->active_nvlinks, " active NVLinks on device ", device, ")");
+  }
+  return absl::StrCat("peer path: pcie (NVML P2P status over NVLink: ", link->nvlink_status, ")");
+}
+
 }  // namespace gpubench

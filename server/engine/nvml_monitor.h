@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -65,6 +66,11 @@ class NvmlMonitor {
   // A running watch of `device`'s clock-event reasons, or null where NVML cannot watch it (with
   // the reason in *why).
   std::unique_ptr<ClockEventWatch> WatchClockEvents(int device, std::string* why) const;
+
+  // How `device` reaches `peer` (a peer copy's path), as NVML says: "peer path: nvlink (...)",
+  // "peer path: pcie (...)", or "peer path: unknown (why)" where NVML is absent or cannot say;
+  // nullopt for devices NVML does not know (the CPU backend's, whose setup names the path).
+  std::optional<std::string> PeerPath(int device, int peer) const;
 
  private:
   std::shared_ptr<const Nvml> nvml_;

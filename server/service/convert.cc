@@ -98,6 +98,12 @@ void ToProto(const DeviceInfo& d, v1::DeviceInfo* out) {
   out->set_node_name(d.node_name);
   if (d.nvml_index >= 0) out->set_nvml_index(d.nvml_index);
   out->set_kernel_driver_version(d.kernel_driver_version);
+  out->set_pcie_link_current_generation(d.pcie_link_current_generation);
+  out->set_pcie_link_current_width(d.pcie_link_current_width);
+  out->set_pcie_link_max_generation(d.pcie_link_max_generation);
+  out->set_pcie_link_max_width(d.pcie_link_max_width);
+  out->set_pcie_link_bytes_per_second(d.pcie_link_bytes_per_second);
+  out->set_pcie_link_rate_source(d.pcie_link_rate_source);
 }
 
 void ToProto(const RunResult& r, v1::RunResult* out) {

@@ -20,7 +20,7 @@ class NvmlTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (const char* v : {"FAKE_NVML_INIT_ERROR", "FAKE_NVML_UNKNOWN_UUID", "FAKE_NVML_PIDS",
-                          "FAKE_NVML_REASONS"}) {
+                          "FAKE_NVML_REASONS", "FAKE_NVML_NVLINKS"}) {
       unsetenv(v);
     }
   }
@@ -114,6 +114,23 @@ TEST_F(NvmlTest, BusyCheckIgnoresThisProcessAndNamesOthers) {
   // A device NVML does not know (CPU backend) is never busy.
   setenv("FAKE_NVML_UNKNOWN_UUID", "GPU-aaaa", 1);
   EXPECT_TRUE(shared.CheckIdle(0).ok());
+}
+
+TEST_F(NvmlTest, PeerPathNamesNvlinkOrPcie) {
+  std::shared_ptr<Nvml> nvml = Load();
+  ASSERT_NE(nvml, nullptr);
+  NvmlMonitor monitor(nvml, {"GPU-aaaa", "GPU-bbbb"}, GpuSharing::kExclusive);
+  setenv("FAKE_NVML_NVLINKS", "18", 1);
+  EXPECT_EQ(monitor.PeerPath(0, 1).value_or(""),
+            "peer path: nvlink (NVML P2P status over NVLink ok; 18 active NVLinks on device 0)");
+  unsetenv("FAKE_NVML_NVLINKS");
+  EXPECT_EQ(monitor.PeerPath(0, 1).value_or(""),
+            "peer path: pcie (NVML P2P status over NVLink: not supported)");
+  EXPECT_FALSE(monitor.PeerPath(0, 7).has_value());
+  setenv("FAKE_NVML_UNKNOWN_UUID", "GPU-bbbb", 1);  // the CPU backend's devices: no NVML view
+  EXPECT_FALSE(monitor.PeerPath(0, 1).has_value());
+  NvmlMonitor without(nullptr, {"GPU-aaaa", "GPU-bbbb"}, GpuSharing::kExclusive);
+  EXPECT_EQ(without.PeerPath(0, 1).value_or(""), "peer path: unknown (NVML not loaded)");
 }
 
 class NvmlEngineTest : public NvmlTest {

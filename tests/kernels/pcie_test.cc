@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "kernels/cpu_backend.h"
 #include "kernels/nvml.h"
+#include "kernels/nvml_backend.h"
 #include "kernels/pcie.h"
 
 namespace gpubench {
@@ -82,6 +84,24 @@ TEST_F(NvmlLinkTest, PeerLinkOverNvlinkOrNot) {
   EXPECT_TRUE(nvlink->nvlink);
   EXPECT_EQ(nvlink->nvlink_status, "ok");
   EXPECT_EQ(nvlink->active_nvlinks, 18);
+}
+
+TEST_F(NvmlLinkTest, DeviceSnapshotCarriesTheLinkAndItsRate) {
+  setenv("FAKE_NVML_PCIE", "1,16,5,16", 1);  // an idle H200: trained down to Gen1 when read
+  std::unique_ptr<Backend> backend = WithNvmlFacts(MakeCpuBackend({.devices = 2}), nvml_);
+  absl::StatusOr<DeviceInfo> d = backend->Describe(0);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->pcie_link_current_generation, 1);
+  EXPECT_EQ(d->pcie_link_max_generation, 5);
+  EXPECT_EQ(d->pcie_link_max_width, 16);
+  EXPECT_EQ(d->pcie_link_rate_source, "max");
+  EXPECT_NEAR(d->pcie_link_bytes_per_second, 63.0e9, 0.1e9);
+  // A device NVML does not know keeps no link facts.
+  setenv("FAKE_NVML_UNKNOWN_UUID", "cpu-1", 1);
+  absl::StatusOr<DeviceInfo> unknown = backend->Describe(1);
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->pcie_link_bytes_per_second, 0);
+  EXPECT_EQ(unknown->pcie_link_rate_source, "");
 }
 
 }  // namespace
