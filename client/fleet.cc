@@ -97,6 +97,55 @@ std::string GpuText(const std::string& node, const std::string& uuid, const std:
                       target.empty() ? "" : absl::StrCat(" at ", target));
 }
 
+// The primary metric of a row (what outliers and regressions judge) and its value; a row of an
+// older version's report has only bandwidth.
+std::string MetricOf(const v1::FleetRow& r) {
+  return r.metric().empty() ? "bytes_per_second" : r.metric();
+}
+double ValueOf(const v1::FleetRow& r) {
+  return r.metric().empty() ? r.bandwidth_bytes_per_second() : r.value();
+}
+// Seconds per operation (latency): lower is better; every rate: higher is better.
+bool LowerIsBetter(const std::string& metric) { return metric == "seconds_per_operation"; }
+// How much worse `value` is than `reference`, as a fraction (> 0: worse).
+double FractionWorse(double value, double reference, const std::string& metric) {
+  return LowerIsBetter(metric) ? value / reference - 1 : 1 - value / reference;
+}
+
+// "3.21 TB/s", "512.3 TFLOP/s", "612.4 ns/load".
+std::string FormatValue(const std::string& metric, const std::string& unit, double value) {
+  const std::string what = unit.empty() ? "op" : unit;
+  if (metric == "seconds_per_operation") return absl::StrCat(FormatSeconds(value), "/", what);
+  if (metric == "operations_per_second") {
+    static constexpr std::pair<double, const char*> kScales[] = {
+        {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}};
+    for (const auto& [scale, prefix] : kScales) {
+      if (value >= scale) return absl::StrFormat("%.1f %s%s/s", value / scale, prefix, what);
+    }
+    return absl::StrFormat("%.4g %s/s", value, what);
+  }
+  return FormatBytesPerSecond(value);
+}
+
+// One result of the plan as a report row.
+void FillRow(const v1::RunResult& r, const std::string& target, v1::FleetRow* row) {
+  row->set_node_name(r.device().node_name());
+  row->set_gpu_uuid(r.device().uuid());
+  row->set_gpu_model(r.device().name());
+  row->set_device_index(r.request().device_index());
+  row->set_driver_version(r.device().driver_version());
+  row->set_target(target);
+  row->set_kernel(r.request().kernel());
+  row->set_dtype(r.request().dtype());
+  row->set_elements(r.request().elements());
+  row->set_cache_mode(r.request().cache_mode() == v1::HOT ? v1::HOT : v1::COLD);
+  row->set_block_size(r.request().block_size());
+  row->set_items_per_thread(r.request().items_per_thread());
+  row->set_median_seconds(r.timing().median_seconds());
+  row->set_bandwidth_bytes_per_second(r.throughput().bandwidth_bytes_per_second());
+  row->set_verified(r.verification().passed() || !r.verification().requested());
+}
+
 void FillRegressionFrom(const v1::FleetRow& r, v1::FleetRegression* g) {
   g->set_node_name(r.node_name());
   g->set_gpu_uuid(r.gpu_uuid());
@@ -143,7 +192,7 @@ absl::StatusOr<std::vector<std::string>> ResolveTargets(const std::vector<std::s
   return out;
 }
 
-v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweepRequest& plan,
+v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan& plan,
                          const FleetOptions& options,
                          const std::function<std::shared_ptr<grpc::Channel>(const std::string&)>&
                              make_channel,
@@ -175,6 +224,7 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunS
         auto stub = v1::Benchmark::NewStub(channel);
         grpc::Status status;
         v1::DeviceInfo device;
+        int device_count = 0;
         {
           grpc::ClientContext ctx;
           decorate(&ctx);
@@ -183,8 +233,9 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunS
           v1::ListDevicesResponse devices;
           status = stub->ListDevices(&ctx, {}, &devices);
           if (status.ok()) {
+            device_count = devices.devices_size();
             for (const auto& d : devices.devices()) {
-              if (d.index() == plan.device_index()) device = d;
+              if (plan.sweeps_size() > 0 && d.index() == plan.sweeps(0).device_index()) device = d;
               if (out.node_name().empty()) out.set_node_name(d.node_name());
             }
           }
@@ -193,37 +244,33 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunS
         if (status.ok()) {
           say(absl::StrCat(out.target(), ": node ", out.node_name(), ", running on ",
                            device.name(), " (attempt ", out.attempts(), ")"));
-          grpc::ClientContext ctx;
-          decorate(&ctx);
-          ctx.set_deadline(ToSystem(deadline));
-          auto reader = stub->RunSweep(&ctx, plan);
-          v1::RunSweepResponse event;
-          while (reader->Read(&event)) {
-            if (event.has_result()) {
-              const v1::RunResult& r = event.result();
-              v1::FleetRow* row = out.add_rows();
-              row->set_node_name(r.device().node_name());
-              row->set_gpu_uuid(r.device().uuid());
-              row->set_gpu_model(r.device().name());
-              row->set_device_index(r.request().device_index());
-              row->set_driver_version(r.device().driver_version());
-              row->set_target(out.target());
-              row->set_kernel(r.request().kernel());
-              row->set_dtype(r.request().dtype());
-              row->set_elements(r.request().elements());
-              row->set_cache_mode(r.request().cache_mode() == v1::HOT ? v1::HOT : v1::COLD);
-              row->set_block_size(r.request().block_size());
-              row->set_items_per_thread(r.request().items_per_thread());
-              row->set_median_seconds(r.timing().median_seconds());
-              row->set_bandwidth_bytes_per_second(r.throughput().bandwidth_bytes_per_second());
-              row->set_verified(r.verification().passed() || !r.verification().requested());
-            } else if (event.has_error()) {
-              item_errors.push_back(absl::StrCat(event.error().kernel(), " ",
-                                                 event.error().elements(), ": ",
-                                                 event.error().message()));
+          // The plan's sweeps in order, each its own stream; the first failed stream ends the
+          // attempt (a retry runs the whole plan again).
+          std::vector<const v1::RunSweepRequest*> sweeps;
+          for (const v1::RunSweepRequest& sweep : plan.sweeps()) sweeps.push_back(&sweep);
+          if (device_count >= 2) {  // peer sweeps need a second device
+            for (const v1::RunSweepRequest& sweep : plan.multi_device_sweeps()) {
+              sweeps.push_back(&sweep);
             }
           }
-          status = reader->Finish();
+          for (const v1::RunSweepRequest* sweep : sweeps) {
+            grpc::ClientContext ctx;
+            decorate(&ctx);
+            ctx.set_deadline(ToSystem(deadline));
+            auto reader = stub->RunSweep(&ctx, *sweep);
+            v1::RunSweepResponse event;
+            while (reader->Read(&event)) {
+              if (event.has_result()) {
+                FillRow(event.result(), out.target(), out.add_rows());
+              } else if (event.has_error()) {
+                item_errors.push_back(absl::StrCat(event.error().kernel(), " ",
+                                                   event.error().elements(), ": ",
+                                                   event.error().message()));
+              }
+            }
+            status = reader->Finish();
+            if (!status.ok()) break;
+          }
         }
         if (status.ok() && item_errors.empty()) {
           out.set_ok(true);
@@ -281,12 +328,17 @@ void Summarize(double threshold, v1::FleetReport* report) {
   }
   report->set_targets_completed(completed);
   for (const auto& [key, members] : groups) {
-    std::vector<double> bandwidths;
-    for (const v1::FleetRow* r : members) bandwidths.push_back(r->bandwidth_bytes_per_second());
-    // The statistics of any sample set (here bandwidths, not seconds).
+    std::vector<double> bandwidths, values;
+    for (const v1::FleetRow* r : members) {
+      bandwidths.push_back(r->bandwidth_bytes_per_second());
+      values.push_back(ValueOf(*r));
+    }
+    // The statistics of any sample set (here bandwidths and metric values, not seconds).
     const SampleStatistics stats = ComputeStatistics(bandwidths);
-    const double median = stats.median_seconds;
+    const SampleStatistics value_stats = ComputeStatistics(values);
+    const double median = value_stats.median_seconds;
     const v1::FleetRow& first = *members.front();
+    const std::string metric = MetricOf(first);
     v1::FleetModelSummary* s = report->add_summaries();
     s->set_gpu_model(first.gpu_model());
     s->set_kernel(first.kernel());
@@ -295,11 +347,16 @@ void Summarize(double threshold, v1::FleetReport* report) {
     s->set_block_size(first.block_size());
     s->set_items_per_thread(first.items_per_thread());
     s->set_gpus(static_cast<int>(members.size()));
-    s->set_median_bandwidth_bytes_per_second(median);
+    s->set_median_bandwidth_bytes_per_second(stats.median_seconds);
     s->set_min_bandwidth_bytes_per_second(stats.min_seconds);
     s->set_max_bandwidth_bytes_per_second(stats.max_seconds);
+    s->set_metric(metric);
+    s->set_operation_unit(first.operation_unit());
+    s->set_median_value(median);
+    s->set_min_value(value_stats.min_seconds);
+    s->set_max_value(value_stats.max_seconds);
     for (const v1::FleetRow* r : members) {
-      if (median <= 0 || r->bandwidth_bytes_per_second() >= median * (1 - threshold)) continue;
+      if (median <= 0 || FractionWorse(ValueOf(*r), median, metric) <= threshold) continue;
       v1::FleetOutlier* o = report->add_outliers();
       o->set_node_name(r->node_name());
       o->set_gpu_uuid(r->gpu_uuid());
@@ -311,8 +368,12 @@ void Summarize(double threshold, v1::FleetReport* report) {
       o->set_block_size(r->block_size());
       o->set_items_per_thread(r->items_per_thread());
       o->set_bandwidth_bytes_per_second(r->bandwidth_bytes_per_second());
-      o->set_model_median_bandwidth_bytes_per_second(median);
-      o->set_fraction_under_median(1 - r->bandwidth_bytes_per_second() / median);
+      o->set_model_median_bandwidth_bytes_per_second(stats.median_seconds);
+      o->set_fraction_under_median(FractionWorse(ValueOf(*r), median, metric));
+      o->set_metric(metric);
+      o->set_operation_unit(r->operation_unit());
+      o->set_value(ValueOf(*r));
+      o->set_model_median_value(median);
       s->set_outliers(s->outliers() + 1);
     }
   }
@@ -374,23 +435,28 @@ void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
   }
   for (const auto& [key, r] : now) {
     auto it = before.find(key);
-    if (it == before.end() || it->second->bandwidth_bytes_per_second() <= 0) continue;
-    const double old = it->second->bandwidth_bytes_per_second();
-    const double change = r->bandwidth_bytes_per_second() / old - 1;
-    if (change >= -threshold) continue;
+    if (it == before.end() || ValueOf(*it->second) <= 0) continue;
+    const std::string metric = MetricOf(*r);
+    const double old = ValueOf(*it->second);
+    const double worse = FractionWorse(ValueOf(*r), old, metric);
+    if (worse <= threshold) continue;
     v1::FleetRegression* g = report->add_regressions();
     g->set_kind(v1::FleetRegression::SLOWER);
     FillRegressionFrom(*r, g);
     g->set_bandwidth_bytes_per_second(r->bandwidth_bytes_per_second());
-    g->set_baseline_bandwidth_bytes_per_second(old);
-    g->set_change(change);
+    g->set_baseline_bandwidth_bytes_per_second(it->second->bandwidth_bytes_per_second());
+    g->set_metric(metric);
+    g->set_operation_unit(r->operation_unit());
+    g->set_value(ValueOf(*r));
+    g->set_baseline_value(old);
+    g->set_change(-worse);
     g->set_description(absl::StrFormat(
-        "SLOWER %s: %s: %s now vs %s in the baseline (%.1f%%)",
+        "SLOWER %s: %s: %s now vs %s in the baseline (%.1f%% worse)",
         GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), r->target()),
         MeasurementText(r->kernel(), r->elements(), r->cache_mode(), r->block_size(),
                         r->items_per_thread()),
-        FormatBytesPerSecond(r->bandwidth_bytes_per_second()), FormatBytesPerSecond(old),
-        100 * change));
+        FormatValue(metric, r->operation_unit(), ValueOf(*r)),
+        FormatValue(metric, r->operation_unit(), old), 100 * worse));
   }
   for (const auto& [key, r] : before) {
     if (now.count(key)) continue;
@@ -398,6 +464,9 @@ void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
     g->set_kind(v1::FleetRegression::MISSING);
     FillRegressionFrom(*r, g);
     g->set_baseline_bandwidth_bytes_per_second(r->bandwidth_bytes_per_second());
+    g->set_metric(MetricOf(*r));
+    g->set_operation_unit(r->operation_unit());
+    g->set_baseline_value(ValueOf(*r));
     g->set_description(absl::StrCat(
         "MISSING ", GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), ""), ": ",
         MeasurementText(r->kernel(), r->elements(), r->cache_mode(), r->block_size(),
@@ -411,28 +480,30 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
   std::string out;
   if (format == "csv") {
     out = "node_name,gpu_uuid,gpu_model,target,driver,device,kernel,dtype,elements,cache_mode,"
-          "block_size,items_per_thread,median_seconds,bandwidth_bytes_per_second,verified,error\n";
+          "block_size,items_per_thread,median_seconds,bandwidth_bytes_per_second,verified,error,"
+          "metric,value\n";
     for (const v1::FleetTarget& t : report.targets()) {
       for (const v1::FleetRow& r : t.rows()) {
         absl::StrAppend(&out, absl::StrFormat(
-                                  "%s,%s,\"%s\",%s,\"%s\",%d,%s,%s,%d,%s,%d,%d,%.9g,%.6g,%s,\n",
+                                  "%s,%s,\"%s\",%s,\"%s\",%d,%s,%s,%d,%s,%d,%d,%.9g,%.6g,%s,,%s,%.9g\n",
                                   r.node_name(), r.gpu_uuid(), r.gpu_model(), r.target(),
                                   r.driver_version(), r.device_index(), r.kernel(), r.dtype(),
                                   r.elements(), ModeName(r.cache_mode()), r.block_size(),
                                   r.items_per_thread(), r.median_seconds(),
-                                  r.bandwidth_bytes_per_second(), r.verified() ? "pass" : "FAIL"));
+                                  r.bandwidth_bytes_per_second(), r.verified() ? "pass" : "FAIL",
+                                  MetricOf(r), ValueOf(r)));
       }
     }
     for (const v1::FleetTarget& t : report.failures()) {
       std::string e = t.error();
       std::replace(e.begin(), e.end(), '"', '\'');
-      absl::StrAppend(&out, t.node_name(), ",,,", t.target(), ",,,,,,,,,,,,\"", e, "\"\n");
+      absl::StrAppend(&out, t.node_name(), ",,,", t.target(), ",,,,,,,,,,,,\"", e, "\",,\n");
     }
     return out;
   }
   absl::StrAppend(&out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %s\n",
                                         "node", "gpu", "target", "kernel", "elements", "mode",
-                                        "launch", "median", "bandwidth", "verified"));
+                                        "launch", "median", "result", "verified"));
   for (const v1::FleetTarget& t : report.targets()) {
     for (const v1::FleetRow& r : t.rows()) {
       absl::StrAppend(
@@ -441,39 +512,46 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
                                 FormatElementCount(r.elements()), ModeName(r.cache_mode()),
                                 absl::StrCat(r.block_size(), "x", r.items_per_thread()),
                                 FormatSeconds(r.median_seconds()),
-                                FormatBytesPerSecond(r.bandwidth_bytes_per_second()),
+                                FormatValue(MetricOf(r), r.operation_unit(), ValueOf(r)),
                                 r.verified() ? "pass" : "FAIL"));
     }
   }
   absl::StrAppend(&out, "\nfleet summary per GPU model (outliers: more than ",
                   absl::StrFormat("%.0f", 100 * report.outlier_threshold()),
-                  "% under the model's median)\n");
+                  "% worse than the model's median: under it for rates, over it for latency)\n");
   for (const v1::FleetModelSummary& s : report.summaries()) {
-    const double median = s.median_bandwidth_bytes_per_second();
+    // Summaries of an older version's report have bandwidth only.
+    const std::string metric = s.metric().empty() ? "bytes_per_second" : s.metric();
+    const double median = s.metric().empty() ? s.median_bandwidth_bytes_per_second() : s.median_value();
+    const double low = s.metric().empty() ? s.min_bandwidth_bytes_per_second() : s.min_value();
+    const double high = s.metric().empty() ? s.max_bandwidth_bytes_per_second() : s.max_value();
     absl::StrAppend(
-        &out, absl::StrFormat("  %-22s %-16s %-9s %-5s %-8s n=%d median %s min %s spread %.1f%%%s\n",
+        &out, absl::StrFormat("  %-22s %-16s %-9s %-5s %-8s n=%d median %s %s %s spread %.1f%%%s\n",
                               s.gpu_model().substr(0, 22), s.kernel(),
                               FormatElementCount(s.elements()), ModeName(s.cache_mode()),
                               absl::StrCat(s.block_size(), "x", s.items_per_thread()), s.gpus(),
-                              FormatBytesPerSecond(median),
-                              FormatBytesPerSecond(s.min_bandwidth_bytes_per_second()),
-                              median > 0 ? 100 *
-                                               (s.max_bandwidth_bytes_per_second() -
-                                                s.min_bandwidth_bytes_per_second()) /
-                                               median
-                                         : 0.0,
+                              FormatValue(metric, s.operation_unit(), median),
+                              LowerIsBetter(metric) ? "max" : "min",
+                              FormatValue(metric, s.operation_unit(),
+                                          LowerIsBetter(metric) ? high : low),
+                              median > 0 ? 100 * (high - low) / median : 0.0,
                               s.outliers() ? absl::StrCat("  ", s.outliers(), " outlier(s)") : ""));
   }
   for (const v1::FleetOutlier& o : report.outliers()) {
-    absl::StrAppend(&out, absl::StrFormat("OUTLIER %s: %s: %s, %.1f%% under the model's median %s\n",
-                                          GpuText(o.node_name(), o.gpu_uuid(), o.gpu_model(),
-                                                  o.target()),
-                                          MeasurementText(o.kernel(), o.elements(), o.cache_mode(),
-                                                          o.block_size(), o.items_per_thread()),
-                                          FormatBytesPerSecond(o.bandwidth_bytes_per_second()),
-                                          100 * o.fraction_under_median(),
-                                          FormatBytesPerSecond(
-                                              o.model_median_bandwidth_bytes_per_second())));
+    const std::string metric = o.metric().empty() ? "bytes_per_second" : o.metric();
+    const bool old = o.metric().empty();  // an older version's report: bandwidth only
+    absl::StrAppend(
+        &out, absl::StrFormat(
+                  "OUTLIER %s: %s: %s, %.1f%% %s the model's median %s\n",
+                  GpuText(o.node_name(), o.gpu_uuid(), o.gpu_model(), o.target()),
+                  MeasurementText(o.kernel(), o.elements(), o.cache_mode(), o.block_size(),
+                                  o.items_per_thread()),
+                  FormatValue(metric, o.operation_unit(),
+                              old ? o.bandwidth_bytes_per_second() : o.value()),
+                  100 * o.fraction_under_median(), LowerIsBetter(metric) ? "over" : "under",
+                  FormatValue(metric, o.operation_unit(),
+                              old ? o.model_median_bandwidth_bytes_per_second()
+                                  : o.model_median_value())));
   }
   absl::StrAppend(&out, "\n", report.targets_completed(), " of ", report.targets_total(),
                   " targets completed\n");

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 #include "gpubench/v1/fleet.pb.h"
+#include "gpubench/v1/plan.pb.h"
 
 namespace gpubench::client {
 
@@ -34,10 +35,10 @@ struct FleetOptions {
   bool progress = true;
 };
 
-// Runs `plan` on every target and returns the report: targets, rows, failures, and (Summarize)
+// Runs `plan` (its sweeps in order) on every target and returns the report: targets, rows, failures, and (Summarize)
 // the per-model summaries and outliers. `make_channel` builds a channel for a target (TLS/token
 // options live there); `decorate` adds per-call metadata (the bearer token).
-v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::RunSweepRequest& plan,
+v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan& plan,
                          const FleetOptions& options,
                          const std::function<std::shared_ptr<grpc::Channel>(const std::string&)>&
                              make_channel,

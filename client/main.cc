@@ -42,6 +42,7 @@
 #include "common/tokens.h"
 #include "common/sizes.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
+#include "proto/plan_json.h"
 
 ABSL_FLAG(std::string, target, "localhost:50051", "Server address host:port.");
 ABSL_FLAG(bool, tls, false, "Connect with TLS (implied by --ca_cert or --client_cert).");
@@ -88,7 +89,8 @@ ABSL_FLAG(bool, histogram, false,
           "--format=table.");
 ABSL_FLAG(int64_t, seed, -1, "Input data seed (-1 = server picks one, echoed in the result).");
 ABSL_FLAG(bool, progress, true, "sweep: show progress on stderr.");
-ABSL_FLAG(std::string, plan, "", "fleet: JSON plan file (a RunSweepRequest, as for --schedule_plan).");
+ABSL_FLAG(std::string, plan, "",
+          "fleet: JSON plan file, as for --schedule_plan (a RunSweepRequest, or {\"sweeps\": [...]}).");
 ABSL_FLAG(std::string, targets, "", "fleet: comma-separated host:port targets.");
 ABSL_FLAG(std::string, targets_file, "", "fleet: file of host:port targets, one per line.");
 ABSL_FLAG(std::string, dns, "",
@@ -705,9 +707,9 @@ int Fleet() {
     std::cerr << "gpubench: fleet needs a readable --plan file\n";
     return kExitUsage;
   }
-  v1::RunSweepRequest plan;
-  if (auto s = google::protobuf::util::JsonStringToMessage(plan_text, &plan); !s.ok()) {
-    std::cerr << "gpubench: --plan is not a RunSweepRequest in JSON: " << s.ToString() << "\n";
+  absl::StatusOr<v1::Plan> plan = ParsePlanJson(plan_text);
+  if (!plan.ok()) {
+    std::cerr << "gpubench: --plan: " << plan.status().message() << "\n";
     return kExitUsage;
   }
   auto split = [](const std::string& s) {
@@ -744,7 +746,7 @@ int Fleet() {
   options.regression_threshold = absl::GetFlag(FLAGS_regression_threshold);
   options.progress = absl::GetFlag(FLAGS_progress);
   v1::FleetReport report = RunFleet(
-      *targets, plan, options, [](const std::string& t) { return MakeChannel(t); },
+      *targets, *plan, options, [](const std::string& t) { return MakeChannel(t); },
       [](grpc::ClientContext* c) {
         if (!Token().empty()) c->AddMetadata("authorization", "Bearer " + Token());
       });

@@ -25,6 +25,7 @@
 #include "kernels/cpu_backend.h"
 #include "kernels/nvml.h"
 #include "kernels/nvml_backend.h"
+#include "proto/plan_json.h"
 #include "server/engine/engine.h"
 #include "server/metrics/metrics.h"
 #include "common/files.h"
@@ -400,7 +401,7 @@ int Main() {
       spdlog::critical("cannot read --schedule_plan {}", plan_file);
       return 2;
     }
-    absl::StatusOr<v1::RunSweepRequest> plan = ParsePlan(text);
+    absl::StatusOr<v1::Plan> plan = ParsePlanJson(text);
     absl::StatusOr<std::unique_ptr<Scheduler>> created =
         plan.ok() ? Scheduler::Create(&engine, *plan,
                                       absl::Seconds(absl::GetFlag(FLAGS_schedule_interval_seconds)),

@@ -1,6 +1,5 @@
 #include "server/service/scheduler.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
@@ -9,26 +8,49 @@
 
 namespace gpubench {
 
-absl::StatusOr<v1::RunSweepRequest> ParsePlan(const std::string& json) {
-  v1::RunSweepRequest plan;
-  const auto status = google::protobuf::util::JsonStringToMessage(json, &plan);
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("plan is not a RunSweepRequest in JSON: ", status.ToString()));
-  }
-  return plan;
-}
-
-absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(Engine* engine,
-                                                             const v1::RunSweepRequest& plan,
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(Engine* engine, const v1::Plan& plan,
                                                              absl::Duration interval,
                                                              int max_items) {
   if (interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("the schedule interval must be positive");
   }
-  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, *engine, max_items);
-  if (!items.ok()) return items.status();
-  return std::unique_ptr<Scheduler>(new Scheduler(engine, plan, interval, max_items));
+  std::unique_ptr<Scheduler> scheduler(new Scheduler(engine, plan, interval, max_items));
+  if (absl::StatusOr<std::vector<RunSpec>> items = scheduler->Expand(); !items.ok()) {
+    return items.status();
+  }
+  if (plan.multi_device_sweeps_size() > 0 && engine->backend().device_count() < 2) {
+    spdlog::info("scheduled plan: {} multi-device sweep(s) left out: this server has one device",
+                 plan.multi_device_sweeps_size());
+  }
+  return scheduler;
+}
+
+absl::StatusOr<std::vector<RunSpec>> Scheduler::Expand() const {
+  std::vector<RunSpec> all;
+  auto add = [&](const v1::RunSweepRequest& sweep, const std::string& which) -> absl::Status {
+    absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(sweep, *engine_, max_items_);
+    if (!items.ok()) {
+      return absl::Status(items.status().code(),
+                          absl::StrCat(which, " of the plan: ", items.status().message()));
+    }
+    all.insert(all.end(), std::make_move_iterator(items->begin()),
+               std::make_move_iterator(items->end()));
+    return absl::OkStatus();
+  };
+  for (int i = 0; i < plan_.sweeps_size(); ++i) {
+    if (absl::Status s = add(plan_.sweeps(i), absl::StrCat("sweep ", i + 1)); !s.ok()) return s;
+  }
+  // Peer sweeps need a second device; on a one-device node they are left out (logged at start).
+  if (engine_->backend().device_count() >= 2) {
+    for (int i = 0; i < plan_.multi_device_sweeps_size(); ++i) {
+      if (absl::Status s = add(plan_.multi_device_sweeps(i),
+                               absl::StrCat("multi-device sweep ", i + 1));
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return all;
 }
 
 Scheduler::~Scheduler() { Stop(); }
@@ -55,7 +77,7 @@ int Scheduler::completed_passes() const {
 void Scheduler::Loop() {
   while (true) {
     // Re-resolved every pass: fresh random seeds unless the plan fixes one, fresh memory checks.
-    absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan_, *engine_, max_items_);
+    absl::StatusOr<std::vector<RunSpec>> items = Expand();
     if (!items.ok()) {
       spdlog::warn("scheduled plan rejected this pass: {}", std::string(items.status().message()));
     } else {

@@ -1,6 +1,7 @@
-// Scheduled runs: a plan (a RunSweepRequest in protobuf's JSON mapping — the same shape as a
-// grpcurl RunSweep body) is run every interval through the same device queues as RPC work, so
-// dashboards have fresh data without any client.
+// Scheduled runs: a plan (gpubench/v1/plan.proto: one RunSweepRequest in protobuf's JSON mapping
+// — the same shape as a grpcurl RunSweep body — or several, {"sweeps": [...]}; proto/plan_json.h
+// parses it) is run every interval through the same device queues as RPC work, so dashboards have
+// fresh data without any client.
 #ifndef GPUBENCH_SERVER_SERVICE_SCHEDULER_H_
 #define GPUBENCH_SERVER_SERVICE_SCHEDULER_H_
 
@@ -12,19 +13,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "gpubench/v1/benchmark.pb.h"
+#include "gpubench/v1/plan.pb.h"
 #include "server/engine/engine.h"
 
 namespace gpubench {
 
-// Parses a plan file's JSON text. INVALID_ARGUMENT with the parser's message on bad JSON.
-absl::StatusOr<v1::RunSweepRequest> ParsePlan(const std::string& json);
-
 class Scheduler {
  public:
-  // Validates the plan now (every item resolved), so a bad plan fails at start-up.
-  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(Engine* engine,
-                                                           const v1::RunSweepRequest& plan,
+  // Validates the plan now (every item of every sweep resolved), so a bad plan fails at start-up.
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(Engine* engine, const v1::Plan& plan,
                                                            absl::Duration interval,
                                                            int max_items);
   ~Scheduler();  // Stop()
@@ -34,12 +31,15 @@ class Scheduler {
   int completed_passes() const;
 
  private:
-  Scheduler(Engine* engine, v1::RunSweepRequest plan, absl::Duration interval, int max_items)
+  Scheduler(Engine* engine, v1::Plan plan, absl::Duration interval, int max_items)
       : engine_(engine), plan_(std::move(plan)), interval_(interval), max_items_(max_items) {}
   void Loop();
+  // Every item of every sweep, in order (multi-device sweeps only with two or more devices); the
+  // first failing sweep's error otherwise.
+  absl::StatusOr<std::vector<RunSpec>> Expand() const;
 
   Engine* engine_;
-  const v1::RunSweepRequest plan_;
+  const v1::Plan plan_;
   const absl::Duration interval_;
   const int max_items_;
   mutable std::mutex mu_;

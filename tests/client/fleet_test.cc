@@ -195,6 +195,64 @@ TEST(FleetJson, TheWholeReportRoundTripsInProtobufsJsonMapping) {
   EXPECT_THAT(csv, HasSubstr("n2,GPU-n2,\"A\",n2:50051,"));
 }
 
+// A row of another family: its primary metric and value (bandwidth stays 0 for latency).
+v1::FleetRow MetricRow(const std::string& node, const std::string& metric, const std::string& unit,
+                       double value) {
+  v1::FleetRow r = Row(node, "A", 0);
+  r.set_kernel(metric == "seconds_per_operation" ? "latency_chase" : "gemm_f16");
+  r.set_metric(metric);
+  r.set_operation_unit(unit);
+  r.set_value(value);
+  return r;
+}
+
+TEST(FleetMetrics, ForLatencyTheOutlierIsTheSlowGpuAboveTheMedian) {
+  // Seconds per load: lower is better. n3 is 16% over the median (an outlier); n4 is 17% under
+  // it (faster: not an outlier).
+  v1::FleetReport report = Report(
+      {MetricRow("n1", "seconds_per_operation", "load", 600e-9),
+       MetricRow("n2", "seconds_per_operation", "load", 610e-9),
+       MetricRow("n3", "seconds_per_operation", "load", 700e-9),
+       MetricRow("n4", "seconds_per_operation", "load", 500e-9)});
+  Summarize(0.10, &report);
+  ASSERT_THAT(report.summaries(), SizeIs(1));
+  EXPECT_EQ(report.summaries(0).metric(), "seconds_per_operation");
+  EXPECT_DOUBLE_EQ(report.summaries(0).median_value(), 605e-9);
+  ASSERT_THAT(report.outliers(), SizeIs(1));
+  EXPECT_EQ(report.outliers(0).node_name(), "n3");
+  EXPECT_NEAR(report.outliers(0).fraction_under_median(), 700.0 / 605 - 1, 1e-9);
+  const std::string table = RenderFleet(report, "table");
+  EXPECT_THAT(table, HasSubstr("ns/load"));
+  EXPECT_THAT(table, HasSubstr("over the model's median"));
+}
+
+TEST(FleetMetrics, ARateFamilyIsJudgedByItsValueNotItsBandwidth) {
+  // GEMM rows: FLOP/s is the value; a 30% lower FLOP/s is an outlier whatever the bandwidth.
+  v1::FleetReport report = Report({MetricRow("n1", "operations_per_second", "FLOP", 900e12),
+                                   MetricRow("n2", "operations_per_second", "FLOP", 910e12),
+                                   MetricRow("n3", "operations_per_second", "FLOP", 630e12)});
+  Summarize(0.10, &report);
+  ASSERT_THAT(report.outliers(), SizeIs(1));
+  EXPECT_EQ(report.outliers(0).node_name(), "n3");
+  EXPECT_THAT(RenderFleet(report, "table"), HasSubstr("TFLOP/s"));
+}
+
+TEST(FleetMetrics, AHigherLatencyIsARegressionAndALowerOneIsNot) {
+  const v1::FleetReport baseline =
+      Report({MetricRow("n1", "seconds_per_operation", "load", 600e-9),
+              MetricRow("n2", "seconds_per_operation", "load", 600e-9)});
+  v1::FleetReport now = Report({MetricRow("n1", "seconds_per_operation", "load", 660e-9),
+                                MetricRow("n2", "seconds_per_operation", "load", 500e-9)});
+  CompareWithBaseline(baseline, 0.05, &now);
+  ASSERT_THAT(now.regressions(), SizeIs(1));
+  const v1::FleetRegression& g = now.regressions(0);
+  EXPECT_EQ(g.kind(), v1::FleetRegression::SLOWER);
+  EXPECT_EQ(g.node_name(), "n1");
+  EXPECT_NEAR(g.change(), -0.10, 1e-9);
+  EXPECT_DOUBLE_EQ(g.baseline_value(), 600e-9);
+  EXPECT_THAT(g.description(), HasSubstr("10.0% worse"));
+}
+
 TEST(FleetJson, BadBaselinesAreRejectedWithAReason) {
   EXPECT_EQ(ParseFleetReport("not json").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(ParseFleetReport("{}").status().message(), HasSubstr("no targets"));
