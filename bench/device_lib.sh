@@ -9,13 +9,13 @@ cupti=$(find /usr/local -name 'libcupti.so.13*' 2>/dev/null | head -1)
 B=$BUNDLE/bin
 BACKEND=${BACKEND:-cuda}
 
-# start_server LOG: starts the server, sets $server (pid) and $T (host:port).
+# start_server LOG: starts the server, sets $server (pid) and $T (host:port). SERVER_ARGS: more flags.
 start_server() {
   local port_file
   port_file=$(mktemp)
   : > "$port_file"
   "$B/gpubench_server" --backend="$BACKEND" --listen=127.0.0.1:0 --port_file="$port_file" \
-      --metrics_listen= --max_elements=1073741824 > "$1" 2>&1 &
+      --metrics_listen= --max_elements=1073741824 ${SERVER_ARGS:-} > "$1" 2>&1 &
   server=$!
   for _ in $(seq 1 100); do [[ -s $port_file ]] && break; sleep 0.1; done
   T=127.0.0.1:$(cat "$port_file")
@@ -23,6 +23,13 @@ start_server() {
 }
 
 stop_server() { kill -TERM "$server"; wait "$server"; }
+
+# stop_server_bounded: SIGTERM, at most 10 s for a clean exit, then SIGKILL; never blocks longer.
+stop_server_bounded() {
+  kill -TERM "$server" 2>/dev/null
+  for _ in $(seq 1 100); do kill -0 "$server" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL "$server" 2>/dev/null
+}
 
 # machine_info FILE: date, GPU, driver and clocks (nvidia-smi), for the results.
 machine_info() {

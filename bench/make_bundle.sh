@@ -9,6 +9,10 @@ rm -rf .bundle && mkdir -p .bundle/bin .bundle/lib
 for b in gpubench_server gpubench event_timer tests/gpu_test tests/engine_test tests/kernels_test; do
   cp "$build/$b" .bundle/bin/
 done
+# Device tests of the newer families, where the build has them.
+for b in tests/copy_gpu_test; do
+  if [[ -e $build/$b ]]; then cp "$build/$b" .bundle/bin/; fi
+done
 for b in .bundle/bin/*; do
   ldd "$b" | awk '/=> \//{print $3}'
 done | sort -u | grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' |
