@@ -59,11 +59,16 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMemcpy(b, host.data(), bytes, cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(c, host.data(), bytes, cudaMemcpyHostToDevice));
 
+  // The family's buffers in its order (add: a, b, c; SAXPY: x, y; copy: src, dst), n each.
   gpubench::KernelBuffers buffers;
-  buffers.in0 = a;
-  buffers.in1 = b;
-  buffers.out = c;
+  void* const pointers[] = {a, b, c};
+  buffers.count = static_cast<int>(k.family->buffers.size());
+  for (int i = 0; i < buffers.count && i < 3; ++i) {
+    buffers.data[i] = pointers[i];
+    buffers.elements[i] = n;
+  }
   buffers.n = n;
+  buffers.shape.elements = n;
   gpubench::LaunchGeometry g;
   g.block_size = k.default_policy.block_size;
   g.items_per_thread = k.default_policy.items_per_thread;
@@ -107,6 +112,6 @@ int main(int argc, char** argv) {
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
   std::printf("%s,%lld,%s,%d,%.9g,%.6g\n", argv[1], static_cast<long long>(n), cold ? "cold" : "hot",
-              reps, median, static_cast<double>(n) * k.bytes_per_element / median);
+              reps, median, static_cast<double>(n) * gpubench::BytesPerElement(k) / median);
   return 0;
 }

@@ -1,23 +1,24 @@
-// The kernel catalog: every benchmarkable variant is one entry of data. Adding a variant is one
-// kernel (CPU emulation in kernels/cpu_kernels.cc, device code in kernels/cuda/) plus one entry in
-// kernels/catalog.cc.
+// The kernel catalog: every benchmarkable variant is one KernelVariant of data, registered once
+// in its family's list (kernels/families/<family>.cc), which binds the CPU emulation and the CUDA
+// launcher. Adding a variant of an existing family touches three files: the device code
+// (kernels/cuda/*.cu), the CPU emulation (kernels/cpu_*.cc) and the family's registration list.
 #ifndef GPUBENCH_KERNELS_CATALOG_H_
 #define GPUBENCH_KERNELS_CATALOG_H_
 
+#include <cstddef>
+#include <iterator>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "kernels/family.h"
 #include "kernels/launch.h"
 #include "kernels/numeric.h"
 
 namespace gpubench {
-
-enum class KernelFamily { kElementwiseAdd, kSaxpy, kCopy };
-// "elementwise_add", "saxpy", "copy".
-const char* KernelFamilyName(KernelFamily family);
 
 struct LaunchPolicy {
   int block_size = 256;           // threads per block when the request names none
@@ -49,26 +50,49 @@ struct LaunchPolicy {
 // elements ran 1.3 waves and lost 6-9% hot to 256-thread blocks; at 16Mi (20 waves) they won.
 inline constexpr int kSmallGridWaves = 8;
 
+// One benchmarkable variant. Written with designated initializers in its family's registration
+// list; fields left out keep the defaults below.
 struct KernelVariant {
-  absl::string_view name;
-  KernelFamily family;
-  DType dtype;
-  // Bytes that must cross device memory per element: add reads a and b and writes c (3 x size),
-  // SAXPY reads x and y and writes y (3 x 4), copy reads and writes once (2 x size).
-  int bytes_per_element;
-  LaunchPolicy default_policy;
-  int static_shared_bytes;  // per block, as the source declares it
-  absl::string_view description;
-  absl::string_view provenance;
-  // Verification bound: |out - ref| <= atol + rtol * |ref| for every element.
-  double rtol;
-  double atol;
-  CpuKernelFn cpu;    // host emulation of the device kernel, never null
-  CudaLaunchFn cuda;  // null when the build has no CUDA backend
+  absl::string_view name = {};
+  const KernelFamily* family = nullptr;
+  DType dtype = DType::kF32;
+  LaunchPolicy default_policy = {};
+  int static_shared_bytes = 0;  // per block, as the source declares it
+  absl::string_view description = {};
+  absl::string_view provenance = {};
+  // Verification bound: |out - ref| <= atol + rtol * |ref| for every checked element (the
+  // family's tolerance function, where it has one, decides instead).
+  double rtol = 0;
+  double atol = 0;
+  CpuKernelFn cpu = nullptr;    // host emulation of the device kernel, never null
+  CudaLaunchFn cuda = nullptr;  // null when the build has no CUDA backend
   // Lowest compute capability (major x 10 + minor) whose devices can run the CUDA kernel; 0 = any.
   // The CPU backend emulates every variant.
   int min_compute_capability = 0;
+  ReferenceFn reference = nullptr;  // null: the family's reference
+  CpuSetupFn cpu_setup = nullptr;   // per-session state (kernels/launch.h); null: none
+  CudaSetupFn cuda_setup = nullptr;
 };
+
+// ---- what the engine derives from a variant's family declaration ----------------------------
+
+// Bytes of buffer `buffer` (an index into the family's buffers) in a run at `shape`. Inline: the
+// CUDA backend (a library below this one) uses it too.
+inline int64_t BufferBytes(const KernelVariant& variant, const RunShape& shape, int buffer) {
+  const BufferSpec& b = variant.family->buffers[buffer];
+  return BufferElements(b, shape) * DTypeSize(BufferDType(b, variant.dtype));
+}
+// Bytes that cross memory in one launch of `variant` at `shape`.
+int64_t BytesMoved(const KernelVariant& variant, const RunShape& shape);
+// Bytes per element at elements = 1 (ListKernels' bytes_per_element): add 3 x size, SAXPY 3 x 4,
+// copy 2 x size. Families not sized by elements alone report their 1-element figure.
+int BytesPerElement(const KernelVariant& variant);
+// Operations (the family's operation_unit) in one launch; 0 where the family counts none.
+int64_t OperationsOf(const KernelVariant& variant, const RunShape& shape);
+// Work items the launch grid covers at `shape` (KernelFamily::launch_items).
+int64_t LaunchItems(const KernelVariant& variant, const RunShape& shape);
+Tolerance ToleranceOf(const KernelVariant& variant, const RunShape& shape);
+ReferenceFn ReferenceOf(const KernelVariant& variant);
 
 // Whether `variant` takes items_per_thread from a request (LaunchPolicy::max_items_per_thread),
 // and whether `items` is one of the values it accepts.
@@ -83,14 +107,55 @@ std::vector<int> ItemsPerThreadCandidates(const KernelVariant& variant);
 // Dynamic shared memory one block of `variant` needs at this geometry, in bytes.
 int64_t DynamicSharedBytes(const KernelVariant& variant, int block_size, int items_per_thread);
 
-// All variants, in a stable order. Thread-safe (immutable).
-std::span<const KernelVariant> AllKernels();
+// Adds `variants` to the catalog, after the built-in families (kernels/families/families.h).
+// The objects (and their families) must outlive every use (static storage). Call before the
+// catalog is read concurrently (start of main, or a test's setup); names must be new:
+// INVALID_ARGUMENT naming the duplicate or a variant without a family, CPU emulation or
+// reference (nothing is added then).
+absl::Status RegisterVariants(std::span<const KernelVariant> variants);
+
+// A snapshot of the registered variants, in registration order: iterate it, index it, ask its
+// size. Elements are references to the registered objects (their addresses are stable).
+class KernelList {
+ public:
+  class Iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = KernelVariant;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const KernelVariant*;
+    using reference = const KernelVariant&;
+    explicit Iterator(const KernelVariant* const* p) : p_(p) {}
+    const KernelVariant& operator*() const { return **p_; }
+    const KernelVariant* operator->() const { return *p_; }
+    Iterator& operator++() {
+      ++p_;
+      return *this;
+    }
+    bool operator==(const Iterator& other) const { return p_ == other.p_; }
+    bool operator!=(const Iterator& other) const { return p_ != other.p_; }
+
+   private:
+    const KernelVariant* const* p_;
+  };
+  explicit KernelList(std::vector<const KernelVariant*> variants)
+      : variants_(std::move(variants)) {}
+  Iterator begin() const { return Iterator(variants_.data()); }
+  Iterator end() const { return Iterator(variants_.data() + variants_.size()); }
+  size_t size() const { return variants_.size(); }
+  bool empty() const { return variants_.empty(); }
+  const KernelVariant& operator[](size_t i) const { return *variants_[i]; }
+  const KernelVariant& front() const { return *variants_.front(); }
+
+ private:
+  std::vector<const KernelVariant*> variants_;
+};
+
+// All variants, in a stable order (built-in families first). Thread-safe.
+KernelList AllKernels();
 
 // The variant called `name`; NOT_FOUND naming the valid names otherwise. Thread-safe.
 absl::StatusOr<const KernelVariant*> FindKernel(absl::string_view name);
-
-// Number of n-element buffers a run allocates: 3 for add (a, b, c), 2 for SAXPY (x, y) and copy.
-int BuffersPerRun(const KernelVariant& variant);
 
 // Comma-separated list of every variant name, for error messages and --help.
 std::string KernelNamesForHelp();

@@ -55,22 +55,36 @@ class CpuSession final : public Session {
             std::chrono::duration<double>(min_launch_seconds))),
         flush_(flush_bytes) {}
 
-  absl::Status Allocate() {
-    const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
-    in0_ = AlignedBuffer(bytes);
-    out_ = AlignedBuffer(bytes);
-    if (!data_.in1.empty()) in1_ = AlignedBuffer(bytes);
-    if (!in0_.ok() || !out_.ok() || (!data_.in1.empty() && !in1_.ok()) || !flush_.ok()) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("cannot allocate ", bytes, " bytes per buffer on the host"));
-    }
-    std::memcpy(in0_.data(), data_.in0.data(), bytes);
-    if (!data_.in1.empty()) std::memcpy(in1_.data(), data_.in1.data(), bytes);
-    ResetOutput();
-    buffers_.in0 = in0_.data();
-    buffers_.in1 = data_.in1.empty() ? nullptr : in1_.data();
-    buffers_.out = out_.data();
+  ~CpuSession() override { state_.reset(); }  // the setup's state before the buffers
+
+  // Every placement is host memory here: the simulated devices share the host.
+  absl::Status Allocate(int device) {
+    const KernelFamily& family = *variant_.family;
+    buffers_.count = static_cast<int>(family.buffers.size());
+    buffers_.shape = data_.shape;
     buffers_.n = data_.n;
+    buffers_.device = device;
+    buffers_.peer_device = data_.peer_device;
+    memory_.resize(family.buffers.size());
+    for (size_t i = 0; i < family.buffers.size(); ++i) {
+      const int64_t bytes = BufferBytes(variant_, data_.shape, static_cast<int>(i));
+      memory_[i] = AlignedBuffer(static_cast<size_t>(bytes));
+      if (!memory_[i].ok()) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "cannot allocate ", bytes, " bytes on the host for buffer ", family.buffers[i].name));
+      }
+      if (family.buffers[i].role == BufferRole::kInput) {
+        std::memcpy(memory_[i].data(), data_.buffers[i].data(), static_cast<size_t>(bytes));
+      }
+      buffers_.data[i] = memory_[i].data();
+      buffers_.elements[i] = BufferElements(family.buffers[i], data_.shape);
+    }
+    if (!flush_.ok()) return absl::ResourceExhaustedError("cannot allocate the cache flush buffer");
+    ResetOutputs();
+    if (variant_.cpu_setup != nullptr) {
+      variant_.cpu_setup(buffers_, geometry_, &state_, &launch_report_);
+      buffers_.state = state_.get();
+    }
     return absl::OkStatus();
   }
 
@@ -96,12 +110,18 @@ class CpuSession final : public Session {
 
   std::optional<double> CurrentClockHz() override { return std::nullopt; }
 
-  absl::Status RunOnceAndRead(void* out) override {
-    ResetOutput();
+  absl::Status RunOnceAndRead(BufferContents* out) override {
+    ResetOutputs();
     Launch();
-    std::memcpy(out, out_.data(), out_.size());
+    out->assign(memory_.size(), {});
+    for (size_t i = 0; i < memory_.size(); ++i) {
+      if (!IsVerified(variant_.family->buffers[i])) continue;
+      (*out)[i].assign(memory_[i].data(), memory_[i].data() + memory_[i].size());
+    }
     return absl::OkStatus();
   }
+
+  std::string LaunchReport() const override { return launch_report_; }
 
   AchievedCounters ProfileCounters() override {
     AchievedCounters c;
@@ -120,19 +140,22 @@ class CpuSession final : public Session {
     const auto start = Clock::now();
     const int64_t threads = geometry_.grid_size * geometry_.block_size;
     // Chunks of whole blocks keep each worker's span contiguous and large.
-    pool_->For(threads, 1 << 14, [this](int64_t begin, int64_t end) {
+    pool_->For(threads, variant_.family->cpu_chunk_threads, [this](int64_t begin, int64_t end) {
       variant_.cpu(buffers_, geometry_, begin, end);
     });
     if (min_launch_ > Clock::duration::zero()) std::this_thread::sleep_until(start + min_launch_);
   }
 
-  // SAXPY starts from the seeded y; other variants start from a poisoned output (all-ones bytes
-  // are NaN in f32, f16 and bf16), so an element the kernel never writes fails verification.
-  void ResetOutput() {
-    if (!data_.out_initial.empty()) {
-      std::memcpy(out_.data(), data_.out_initial.data(), out_.size());
-    } else {
-      std::memset(out_.data(), 0xff, out_.size());
+  // In-out buffers start from their generated contents (SAXPY's y); outputs from all-ones bytes
+  // (NaN in f32, f16 and bf16), so an element the kernel never writes fails verification.
+  void ResetOutputs() {
+    for (size_t i = 0; i < memory_.size(); ++i) {
+      const BufferRole role = variant_.family->buffers[i].role;
+      if (role == BufferRole::kInOut) {
+        std::memcpy(memory_[i].data(), data_.buffers[i].data(), memory_[i].size());
+      } else if (role == BufferRole::kOutput) {
+        std::memset(memory_[i].data(), 0xff, memory_[i].size());
+      }
     }
   }
 
@@ -152,8 +175,10 @@ class CpuSession final : public Session {
   const Clock::duration min_launch_;
   AlignedBuffer flush_;
   unsigned char flush_value_ = 0;
-  AlignedBuffer in0_, in1_, out_;
+  std::vector<AlignedBuffer> memory_;  // one per buffer of the family
   KernelBuffers buffers_;
+  std::unique_ptr<LaunchState> state_;
+  std::string launch_report_;
 };
 
 class CpuBackend final : public Backend {
@@ -202,13 +227,19 @@ class CpuBackend final : public Backend {
     if (device < 0 || device >= device_count()) {
       return absl::InvalidArgumentError(absl::StrCat("device index ", device, " out of range"));
     }
+    if (NeedsPeerDevice(*variant.family) &&
+        (data.peer_device < 0 || data.peer_device >= device_count() || data.peer_device == device)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          variant.name, " needs a second (peer) device; the cpu backend has ", device_count(),
+          " device(s) (--cpu_devices) and the peer is ", data.peer_device));
+    }
     const HostInfo host = ReadHostInfo();
     // Twice the last-level cache, at least 8 MiB, evicts the run's data between cold samples.
     const int64_t llc = std::max({host.l3_cache_bytes, host.l2_cache_bytes, int64_t{4} << 20});
     auto session =
         std::make_unique<CpuSession>(variant, geometry, data, pools_[device].get(), 2 * llc,
                                      options_.min_launch_seconds);
-    if (absl::Status s = session->Allocate(); !s.ok()) return s;
+    if (absl::Status s = session->Allocate(device); !s.ok()) return s;
     return session;
   }
 

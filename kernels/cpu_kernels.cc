@@ -1,8 +1,12 @@
-#include "kernels/cpu_kernels.h"
-
+// Host emulations of every elementwise and SAXPY/copy device kernel: each function runs
+// "threads" [begin, end) of a launch with the device kernel's own indexing, vector widths and tail
+// handling. Cache hints change no result, so the add_*_stream and add_*_l2keep variants (one-pass,
+// like add_*_tuned) run the AddF32Tuned / AddF16Tuned / AddBF16Tuned emulations. Bound to their
+// variants in kernels/families/*.cc (GPUBENCH_CPU_KERNEL declarations there).
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/launch.h"
 #include "kernels/numeric.h"
 #include "kernels/saxpy_math.h"
 
@@ -21,9 +25,9 @@ inline Span ThreadSpan(int64_t t, int width, int64_t n) {
 
 template <typename T, typename AddFn>
 void AddVector(const KernelBuffers& b, int width, int64_t begin, int64_t end, AddFn add) {
-  const T* a = static_cast<const T*>(b.in0);
-  const T* c_in = static_cast<const T*>(b.in1);
-  T* c = static_cast<T*>(b.out);
+  const T* a = b.at<const T>(0);
+  const T* c_in = b.at<const T>(1);
+  T* c = b.at<T>(2);
   for (int64_t t = begin; t < end; ++t) {
     const Span s = ThreadSpan(t, width, b.n);
     if (s.count == width) {
@@ -58,9 +62,9 @@ template <typename T, typename AddFn>
 void AddGridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end,
                    AddFn add) {
   constexpr int kWidth = 16 / sizeof(T);
-  const T* a = static_cast<const T*>(b.in0);
-  const T* c_in = static_cast<const T*>(b.in1);
-  T* c = static_cast<T*>(b.out);
+  const T* a = b.at<const T>(0);
+  const T* c_in = b.at<const T>(1);
+  T* c = b.at<T>(2);
   const int64_t nvec = b.n / kWidth;
   const int64_t stride = g.grid_size * g.block_size;
   for (int64_t t = begin; t < end; ++t) {
@@ -77,9 +81,9 @@ void AddBlockVectors(const KernelBuffers& b, const LaunchGeometry& g, int64_t be
                      AddFn add) {
   constexpr int kWidth = 16 / sizeof(T);
   const int unroll = g.items_per_thread / kWidth;
-  const T* a = static_cast<const T*>(b.in0);
-  const T* c_in = static_cast<const T*>(b.in1);
-  T* c = static_cast<T*>(b.out);
+  const T* a = b.at<const T>(0);
+  const T* c_in = b.at<const T>(1);
+  T* c = b.at<T>(2);
   const int64_t nvec = b.n / kWidth;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t block = t / g.block_size, lane = t % g.block_size;
@@ -99,9 +103,9 @@ template <typename T, typename AddFn>
 void AddBulkTiles(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end,
                   AddFn add) {
   constexpr int kWidth = 16 / sizeof(T);
-  const T* a = static_cast<const T*>(b.in0);
-  const T* c_in = static_cast<const T*>(b.in1);
-  T* c = static_cast<T*>(b.out);
+  const T* a = b.at<const T>(0);
+  const T* c_in = b.at<const T>(1);
+  T* c = b.at<T>(2);
   const int64_t tile = int64_t{g.block_size} * g.items_per_thread;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t block = t / g.block_size, lane = t % g.block_size;
@@ -178,16 +182,16 @@ void AddBF16GridStride(const KernelBuffers& b, const LaunchGeometry& g, int64_t 
 }
 
 void SaxpyMinimal(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
-  const float* x = static_cast<const float*>(b.in0);
-  float* y = static_cast<float*>(b.out);
+  const float* x = b.at<const float>(0);
+  float* y = b.at<float>(1);
   const int64_t last = std::min(end, b.n);
   for (int64_t i = begin; i < last; ++i) y[i] = saxpy::Minimal(b.alpha, x[i], y[i]);
 }
 
 void SaxpySophisticated(const KernelBuffers& b, const LaunchGeometry&, int64_t begin,
                         int64_t end) {
-  const float* x = static_cast<const float*>(b.in0);
-  float* y = static_cast<float*>(b.out);
+  const float* x = b.at<const float>(0);
+  float* y = b.at<float>(1);
   const int64_t last = std::min(end, b.n);
   for (int64_t i = begin; i < last; ++i) {
     y[i] = saxpy::SophisticatedFinish(saxpy::SophisticatedPrepare(b.alpha, x[i], y[i]));
@@ -195,8 +199,8 @@ void SaxpySophisticated(const KernelBuffers& b, const LaunchGeometry&, int64_t b
 }
 
 void SaxpyBalanced(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
-  const float* x = static_cast<const float*>(b.in0);
-  float* y = static_cast<float*>(b.out);
+  const float* x = b.at<const float>(0);
+  float* y = b.at<float>(1);
   const int64_t last = std::min(end, b.n);
   for (int64_t i = begin; i < last; ++i) {
     y[i] = saxpy::BalancedFinish(saxpy::BalancedPrepare(b.alpha, x[i], y[i]));
@@ -206,7 +210,7 @@ void SaxpyBalanced(const KernelBuffers& b, const LaunchGeometry&, int64_t begin,
 void CopyF32(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
   const int64_t first = std::min(begin * g.items_per_thread, b.n);
   const int64_t last = std::min(end * g.items_per_thread, b.n);
-  std::memcpy(static_cast<float*>(b.out) + first, static_cast<const float*>(b.in0) + first,
+  std::memcpy(b.at<float>(1) + first, b.at<const float>(0) + first,
               sizeof(float) * (last - first));
 }
 

@@ -61,6 +61,12 @@ const char* DTypeName(DType dtype) {
       return "f16";
     case DType::kBF16:
       return "bf16";
+    case DType::kF64:
+      return "f64";
+    case DType::kU32:
+      return "u32";
+    case DType::kU64:
+      return "u64";
   }
   return "unknown";
 }
@@ -137,6 +143,12 @@ double LoadAsDouble(DType dtype, const void* data, int64_t i) {
       return HalfToFloat(static_cast<const Half*>(data)[i]);
     case DType::kBF16:
       return BFloat16ToFloat(static_cast<const BFloat16*>(data)[i]);
+    case DType::kF64:
+      return static_cast<const double*>(data)[i];
+    case DType::kU32:
+      return static_cast<double>(static_cast<const uint32_t*>(data)[i]);
+    case DType::kU64:
+      return static_cast<double>(static_cast<const uint64_t*>(data)[i]);
   }
   return 0;
 }

@@ -8,11 +8,26 @@
 
 namespace gpubench {
 
-enum class DType { kF32, kF16, kBF16 };
+// Element types of a run's buffers. kU32 / kU64: unsigned integers (indices, e.g. a pointer
+// chase's next-element table); LoadAsDouble reads them exactly up to 2^53.
+enum class DType { kF32, kF16, kBF16, kF64, kU32, kU64 };
 
 // Size of one element in bytes.
-constexpr int DTypeSize(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
-// "f32", "f16", "bf16".
+constexpr int DTypeSize(DType dtype) {
+  switch (dtype) {
+    case DType::kF16:
+    case DType::kBF16:
+      return 2;
+    case DType::kF64:
+    case DType::kU64:
+      return 8;
+    case DType::kF32:
+    case DType::kU32:
+      return 4;
+  }
+  return 0;
+}
+// "f32", "f16", "bf16", "f64", "u32", "u64".
 const char* DTypeName(DType dtype);
 
 // Raw IEEE binary16 / bfloat16 bits.

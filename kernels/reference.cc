@@ -8,121 +8,37 @@
 namespace gpubench {
 namespace {
 
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Uniform in [-1, 1) with 24 random bits: exactly representable in float.
-double UniformValue(uint64_t seed, uint64_t stream, int64_t i) {
-  const uint64_t bits = SplitMix64(seed ^ SplitMix64(stream * 0x632be59bd9b4e019ULL +
-                                                     static_cast<uint64_t>(i)));
-  return static_cast<double>(bits >> 40) / static_cast<double>(1 << 23) - 1.0;
-}
-
-void FillBuffer(DType dtype, uint64_t seed, uint64_t stream, int64_t n, std::vector<std::byte>* out,
-                ParallelPool* pool) {
-  out->resize(static_cast<size_t>(n) * DTypeSize(dtype));
-  void* data = out->data();
-  pool->For(n, 1 << 16, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const double v = UniformValue(seed, stream, i);
-      switch (dtype) {
-        case DType::kF32:
-          static_cast<float*>(data)[i] = static_cast<float>(v);
-          break;
-        case DType::kF16:
-          static_cast<Half*>(data)[i] = DoubleToHalf(v);
-          break;
-        case DType::kBF16:
-          static_cast<BFloat16*>(data)[i] = DoubleToBFloat16(v);
-          break;
-      }
-    }
-  });
-}
-
-// The seed's SAXPY formulas evaluated in double with the seed's float constants.
-double SaxpyReference(absl::string_view name, double alpha, double x, double y) {
-  auto f = [](float c) { return static_cast<double>(c); };
-  if (name == "saxpy_sophisticated") {
-    const double px4 = x * f(1.0001f) * f(0.9999f) * f(1.000001f) * f(0.999999f);
-    const double py4 = y * f(1.000005f) * f(0.999995f) * f(1.0000001f) * f(0.9999999f);
-    const double a4 = alpha * f(1.00001f) * f(0.99999f) * f(1.000001f) * f(0.999999f) *
-                      f(1.0000001f) * f(0.9999999f) * f(1.00000001f) * f(0.99999999f);
-    const double correction = std::pow(px4, 2) * f(0.0000001f) -
-                              std::pow(px4, 4) * f(0.00000001f) +
-                              std::pow(px4, 6) * f(0.000000001f) -
-                              std::pow(px4, 8) * f(0.0000000001f);
-    return a4 * px4 + py4 + correction;
+int FirstVerifiedBuffer(const KernelFamily& family) {
+  for (size_t i = 0; i < family.buffers.size(); ++i) {
+    if (IsVerified(family.buffers[i])) return static_cast<int>(i);
   }
-  if (name == "saxpy_balanced") {
-    const double ex = x * f(1.00001f) * f(0.99999f);
-    const double ey = y * f(1.00001f) * f(0.99999f);
-    const double sa = alpha * f(1.000001f) * f(0.999999f);
-    return sa * ex + ey + ex * ex * f(0.000001f);
-  }
-  return alpha * x + y;
+  return -1;
 }
 
-}  // namespace
-
-HostData GenerateHostData(const KernelVariant& variant, int64_t n, uint64_t seed,
-                          ParallelPool* pool) {
-  HostData data;
-  data.dtype = variant.dtype;
-  data.n = n;
-  FillBuffer(variant.dtype, seed, 0, n, &data.in0, pool);
-  if (variant.family == KernelFamily::kElementwiseAdd) {
-    FillBuffer(variant.dtype, seed, 1, n, &data.in1, pool);
-  }
-  if (variant.family == KernelFamily::kSaxpy) {
-    FillBuffer(variant.dtype, seed, 2, n, &data.out_initial, pool);
-  }
-  return data;
+// The element checked at position j of `count` checks of an n-element buffer: every element, or
+// `count` spread evenly over [0, n) with both ends included.
+int64_t CheckedIndex(int64_t j, int64_t count, int64_t n) {
+  if (count >= n || count < 2) return j;
+  return static_cast<int64_t>(static_cast<double>(j) * static_cast<double>(n - 1) /
+                              static_cast<double>(count - 1));
 }
 
-double ReferenceValue(const KernelVariant& variant, const HostData& data, int64_t i) {
-  const double a = LoadAsDouble(data.dtype, data.in0.data(), i);
-  switch (variant.family) {
-    case KernelFamily::kCopy:
-      return a;
-    case KernelFamily::kSaxpy:
-      return SaxpyReference(variant.name, 2.5, a,
-                            LoadAsDouble(data.dtype, data.out_initial.data(), i));
-    case KernelFamily::kElementwiseAdd: {
-      const double b = LoadAsDouble(data.dtype, data.in1.data(), i);
-      // One correctly rounded addition in the storage type, as IEEE 754 specifies.
-      switch (data.dtype) {
-        case DType::kF32:
-          return static_cast<float>(a) + static_cast<float>(b);
-        case DType::kF16:
-          return HalfToFloat(DoubleToHalf(a + b));
-        case DType::kBF16:
-          return BFloat16ToFloat(DoubleToBFloat16(a + b));
-      }
-    }
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
-Verification Verify(const KernelVariant& variant, const HostData& data, const void* out,
-                    ParallelPool* pool) {
-  Verification result;
-  result.rtol = variant.rtol;
-  result.atol = variant.atol;
-  result.checked = data.n;
+// Compares `count` checked elements of buffer `buffer` against the reference into `result`.
+void VerifyBuffer(const KernelVariant& variant, const HostData& data, int buffer, const void* out,
+                  int64_t n, int64_t count, const Tolerance& tol, ParallelPool* pool,
+                  Verification* result) {
+  const ReferenceFn reference = ReferenceOf(variant);
+  const DType dtype = BufferDType(variant.family->buffers[buffer], variant.dtype);
   std::mutex mu;
-  pool->For(data.n, 1 << 16, [&](int64_t begin, int64_t end) {
+  pool->For(count, 1 << 16, [&](int64_t begin, int64_t end) {
     Verification local;
-    for (int64_t i = begin; i < end; ++i) {
-      const double expected = ReferenceValue(variant, data, i);
-      const double actual = LoadAsDouble(data.dtype, out, i);
+    for (int64_t j = begin; j < end; ++j) {
+      const int64_t i = CheckedIndex(j, count, n);
+      const double expected = reference(variant, data, buffer, i);
+      const double actual = LoadAsDouble(dtype, out, i);
       const double abs_error = std::fabs(actual - expected);
       const double rel_error = abs_error / std::max(std::fabs(expected), 1e-30);
-      const bool ok = abs_error <= variant.atol + variant.rtol * std::fabs(expected);  // NaN: false
+      const bool ok = abs_error <= tol.atol + tol.rtol * std::fabs(expected);  // NaN: false
       if (!ok) {
         if (local.mismatches == 0) {
           local.first_mismatch_index = i;
@@ -139,18 +55,101 @@ Verification Verify(const KernelVariant& variant, const HostData& data, const vo
       }
     }
     std::lock_guard<std::mutex> lock(mu);
+    // The first mismatch in buffer order, then element order.
     if (local.mismatches > 0 &&
-        (result.first_mismatch_index < 0 || local.first_mismatch_index < result.first_mismatch_index)) {
-      result.first_mismatch_index = local.first_mismatch_index;
-      result.first_mismatch_expected = local.first_mismatch_expected;
-      result.first_mismatch_actual = local.first_mismatch_actual;
+        (result->first_mismatch_buffer.empty() ||
+         (result->first_mismatch_buffer == variant.family->buffers[buffer].name &&
+          local.first_mismatch_index < result->first_mismatch_index))) {
+      result->first_mismatch_buffer = std::string(variant.family->buffers[buffer].name);
+      result->first_mismatch_index = local.first_mismatch_index;
+      result->first_mismatch_expected = local.first_mismatch_expected;
+      result->first_mismatch_actual = local.first_mismatch_actual;
     }
-    result.mismatches += local.mismatches;
-    result.max_abs_error = std::max(result.max_abs_error, local.max_abs_error);
-    result.max_rel_error = std::max(result.max_rel_error, local.max_rel_error);
+    result->mismatches += local.mismatches;
+    result->max_abs_error = std::max(result->max_abs_error, local.max_abs_error);
+    result->max_rel_error = std::max(result->max_rel_error, local.max_rel_error);
   });
+}
+
+}  // namespace
+
+HostData GenerateHostData(const KernelVariant& variant, const RunShape& shape, uint64_t seed,
+                          ParallelPool* pool) {
+  const KernelFamily& family = *variant.family;
+  HostData data;
+  data.family = &family;
+  data.dtype = variant.dtype;
+  data.shape = shape;
+  data.n = shape.elements;
+  data.buffers.resize(family.buffers.size());
+  for (size_t i = 0; i < family.buffers.size(); ++i) {
+    const BufferSpec& b = family.buffers[i];
+    if (b.role == BufferRole::kOutput) continue;
+    std::vector<std::byte>& bytes = data.buffers[i];
+    bytes.resize(static_cast<size_t>(BufferBytes(variant, shape, static_cast<int>(i))));
+    const GenerateContext context{.seed = seed,
+                                  .stream = b.seed_stream,
+                                  .dtype = BufferDType(b, variant.dtype),
+                                  .shape = shape,
+                                  .pool = pool};
+    (b.generate != nullptr ? b.generate : &GenerateUniform)(context, bytes);
+  }
+  return data;
+}
+
+HostData GenerateHostData(const KernelVariant& variant, int64_t n, uint64_t seed,
+                          ParallelPool* pool) {
+  return GenerateHostData(variant, ShapeOfElements(*variant.family, n), seed, pool);
+}
+
+double ReferenceValue(const KernelVariant& variant, const HostData& data, int buffer, int64_t i) {
+  return ReferenceOf(variant)(variant, data, buffer, i);
+}
+
+double ReferenceValue(const KernelVariant& variant, const HostData& data, int64_t i) {
+  return ReferenceValue(variant, data, FirstVerifiedBuffer(*variant.family), i);
+}
+
+Verification Verify(const KernelVariant& variant, const HostData& data, const BufferContents& out,
+                    ParallelPool* pool) {
+  const KernelFamily& family = *variant.family;
+  const Tolerance tol = ToleranceOf(variant, data.shape);
+  Verification result;
+  result.rtol = tol.rtol;
+  result.atol = tol.atol;
+  for (size_t i = 0; i < family.buffers.size(); ++i) {
+    if (!IsVerified(family.buffers[i])) continue;
+    const int buffer = static_cast<int>(i);
+    const int64_t n = BufferElements(family.buffers[i], data.shape);
+    const int64_t count =
+        family.verify_samples > 0 ? std::min(family.verify_samples, n) : n;
+    result.sampled = result.sampled || count < n;
+    result.checked += count;
+    if (i >= out.size() || static_cast<int64_t>(out[i].size()) <
+                               BufferBytes(variant, data.shape, buffer)) {
+      // Nothing (or too little) was read back: every checked element counts as a mismatch.
+      result.mismatches += count;
+      if (result.first_mismatch_buffer.empty()) {
+        result.first_mismatch_buffer = std::string(family.buffers[i].name);
+        result.first_mismatch_index = 0;
+        result.first_mismatch_expected = ReferenceValue(variant, data, buffer, 0);
+        result.first_mismatch_actual = std::numeric_limits<double>::quiet_NaN();
+      }
+      continue;
+    }
+    VerifyBuffer(variant, data, buffer, out[i].data(), n, count, tol, pool, &result);
+  }
   result.passed = result.mismatches == 0;
   return result;
+}
+
+Verification Verify(const KernelVariant& variant, const HostData& data, const void* out,
+                    ParallelPool* pool) {
+  const int buffer = FirstVerifiedBuffer(*variant.family);
+  BufferContents contents(variant.family->buffers.size());
+  const auto* bytes = static_cast<const std::byte*>(out);
+  contents[buffer].assign(bytes, bytes + BufferBytes(variant, data.shape, buffer));
+  return Verify(variant, data, contents, pool);
 }
 
 }  // namespace gpubench

@@ -19,7 +19,6 @@
 #include <cstdint>
 
 #include "kernels/cuda/launch_helpers.cuh"
-#include "kernels/cuda/launchers.h"
 #include "kernels/cuda/packed_add.cuh"
 
 namespace gpubench::cuda {
@@ -93,12 +92,12 @@ int LaunchAddBulk(const KernelBuffers& buffers, const LaunchGeometry& g, void* s
     const int64_t tile_bytes = int64_t{g.block_size} * g.items_per_thread * int64_t{sizeof(T)};
     const auto misaligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; };
     if (tile_bytes % 16 != 0 || 2 * tile_bytes > g.dynamic_shared_bytes ||
-        misaligned(buffers.in0) || misaligned(buffers.in1) || misaligned(buffers.out)) {
+        misaligned(buffers.data[0]) || misaligned(buffers.data[1]) || misaligned(buffers.data[2])) {
       return cudaErrorInvalidValue;
     }
   }
-  return LaunchOrReport(kernel, g, stream, symbol, static_cast<const T*>(buffers.in0),
-                        static_cast<const T*>(buffers.in1), static_cast<T*>(buffers.out),
+  return LaunchOrReport(kernel, g, stream, symbol, buffers.at<const T>(0),
+                        buffers.at<const T>(1), buffers.at<T>(2),
                         buffers.n, g.items_per_thread);
 }
 

@@ -7,17 +7,17 @@
 // code serves bf16 (__hadd/__hadd2 have bf16 overloads).
 //
 // Tuned variants: 16-byte accesses with kUnroll independent 16-byte loads per operand in flight
-// per thread. AddVecKernel is one pass under a cache policy (cache_policy.cuh): read-only loads
-// (add_*_tuned), streaming (add_*_stream) or L2 keep/evict hints (add_*_l2keep); AddTunedKernel
-// (add_*_gridstride) loops grid-stride over a resident grid with streaming hints. The bulk-copy
-// variants are in add_bulk_kernels.cu. Numbers that justified each choice are in the catalog and
-// bench/results/ (H200, 2026-11-29).
+// per thread. AddOnePassKernel is one pass under a cache policy (cache_policy.cuh): read-only
+// loads (add_*_tuned), streaming (add_*_stream) or L2 keep/evict hints (add_*_l2keep);
+// AddGridStrideKernel (add_*_gridstride) loops grid-stride over a resident grid with streaming
+// hints. The bulk-copy variants are in add_bulk_kernels.cu. Numbers that justified each choice
+// are beside the values in kernels/families/elementwise_add.cc and in bench/results/ (H200,
+// 2026-11-29).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/cache_policy.cuh"
 #include "kernels/cuda/launch_helpers.cuh"
-#include "kernels/cuda/launchers.h"
 #include "kernels/cuda/packed_add.cuh"
 
 namespace gpubench::cuda {
@@ -109,9 +109,9 @@ __global__ void AddX8PackKernel(const T* a, const T* b, T* c, int64_t n) {
 // ---- tuned variants ---------------------------------------------------------------------------
 
 template <typename T, int kUnroll>
-__global__ void __launch_bounds__(1024) AddTunedKernel(const T* __restrict__ a,
-                                                       const T* __restrict__ b,
-                                                       T* __restrict__ c, int64_t n) {
+__global__ void __launch_bounds__(1024) AddGridStrideKernel(const T* __restrict__ a,
+                                                            const T* __restrict__ b,
+                                                            T* __restrict__ c, int64_t n) {
   constexpr int kVec = 16 / sizeof(T);
   const int64_t nvec = n / kVec;
   const uint4* __restrict__ a4 = reinterpret_cast<const uint4*>(a);
@@ -142,10 +142,10 @@ __global__ void __launch_bounds__(1024) AddTunedKernel(const T* __restrict__ a,
 // read-only loads through __restrict__ const (LDG.E.128.CONSTANT) for add_*_tuned, streaming
 // (.cs) for add_*_stream, L2 evict_last/evict_first hints for add_*_l2keep.
 template <typename T, int kUnroll, CachePolicy kPolicy>
-__global__ void __launch_bounds__(1024) AddVecKernel(const T* __restrict__ a,
-                                                     const T* __restrict__ b,
-                                                     T* __restrict__ c, int64_t n,
-                                                     int64_t keep_packets) {
+__global__ void __launch_bounds__(1024) AddOnePassKernel(const T* __restrict__ a,
+                                                         const T* __restrict__ b,
+                                                         T* __restrict__ c, int64_t n,
+                                                         int64_t keep_packets) {
   constexpr int kVec = 16 / sizeof(T);
   const int64_t nvec = n / kVec;
   const uint4* __restrict__ a4 = reinterpret_cast<const uint4*>(a);
@@ -196,38 +196,38 @@ constexpr int kGridStrideUnroll = 4;
 template <typename T>
 int LaunchAdd(void (*kernel)(const T*, const T*, T*, int64_t), const KernelBuffers& b,
               const LaunchGeometry& g, void* stream, const void** symbol) {
-  return LaunchOrReport(kernel, g, stream, symbol, static_cast<const T*>(b.in0),
-                        static_cast<const T*>(b.in1), static_cast<T*>(b.out), b.n);
+  return LaunchOrReport(kernel, g, stream, symbol, b.at<const T>(0),
+                        b.at<const T>(1), b.at<T>(2), b.n);
 }
 
 // The one-pass kernels' items per thread is a template argument (the loads must be unrolled into
 // registers): items = 16-byte packets x elements per packet, packets in {1, 2, 4, 8}, the set the
 // catalog's max_items_per_thread and the server's validation allow.
 template <typename T, CachePolicy kPolicy>
-int LaunchAddVec(const KernelBuffers& b, const LaunchGeometry& g, void* stream,
+int LaunchAddOnePass(const KernelBuffers& b, const LaunchGeometry& g, void* stream,
                  const void** symbol) {
   int64_t keep_packets = 0;
   if constexpr (kPolicy == CachePolicy::kL2Keep) {
     const int64_t l2_bytes = CurrentDeviceL2Bytes();
     if (3 * b.n * static_cast<int64_t>(sizeof(T)) > kL2KeepMaxWorkingSetOverL2 * l2_bytes) {
-      return LaunchAddVec<T, CachePolicy::kReadOnly>(b, g, stream, symbol);
+      return LaunchAddOnePass<T, CachePolicy::kReadOnly>(b, g, stream, symbol);
     }
     keep_packets = static_cast<int64_t>(kL2KeepFractionPerInput * l2_bytes) / 16;
   }
   const auto launch = [&](auto kernel) {
-    return LaunchOrReport(kernel, g, stream, symbol, static_cast<const T*>(b.in0),
-                          static_cast<const T*>(b.in1), static_cast<T*>(b.out), b.n,
+    return LaunchOrReport(kernel, g, stream, symbol, b.at<const T>(0),
+                          b.at<const T>(1), b.at<T>(2), b.n,
                           keep_packets);
   };
   switch (g.items_per_thread / (16 / static_cast<int>(sizeof(T)))) {
     case 1:
-      return launch(AddVecKernel<T, 1, kPolicy>);
+      return launch(AddOnePassKernel<T, 1, kPolicy>);
     case 2:
-      return launch(AddVecKernel<T, 2, kPolicy>);
+      return launch(AddOnePassKernel<T, 2, kPolicy>);
     case 4:
-      return launch(AddVecKernel<T, 4, kPolicy>);
+      return launch(AddOnePassKernel<T, 4, kPolicy>);
     case 8:
-      return launch(AddVecKernel<T, 8, kPolicy>);
+      return launch(AddOnePassKernel<T, 8, kPolicy>);
     default:
       return cudaErrorInvalidValue;
   }
@@ -250,28 +250,29 @@ GPUBENCH_ADD_LAUNCHER(LaunchAddBF16, __nv_bfloat16, AddScalarKernel<__nv_bfloat1
 GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x2, __nv_bfloat16, (AddX2Kernel<__nv_bfloat16, __nv_bfloat162>))
 GPUBENCH_ADD_LAUNCHER(LaunchAddBF16x8Pack, __nv_bfloat16,
                       (AddX8PackKernel<__nv_bfloat16, __nv_bfloat162>))
-GPUBENCH_ADD_LAUNCHER(LaunchAddF32GridStride, float, (AddTunedKernel<float, kGridStrideUnroll>))
-GPUBENCH_ADD_LAUNCHER(LaunchAddF16GridStride, half, (AddTunedKernel<half, kGridStrideUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddF32GridStride, float,
+                      (AddGridStrideKernel<float, kGridStrideUnroll>))
+GPUBENCH_ADD_LAUNCHER(LaunchAddF16GridStride, half, (AddGridStrideKernel<half, kGridStrideUnroll>))
 GPUBENCH_ADD_LAUNCHER(LaunchAddBF16GridStride, __nv_bfloat16,
-                      (AddTunedKernel<__nv_bfloat16, kGridStrideUnroll>))
+                      (AddGridStrideKernel<__nv_bfloat16, kGridStrideUnroll>))
 
 #undef GPUBENCH_ADD_LAUNCHER
 
-#define GPUBENCH_ADD_VEC_LAUNCHER(name, T, policy)                                          \
+#define GPUBENCH_ADD_ONE_PASS_LAUNCHER(name, T, policy)                                   \
   int name(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) { \
-    return LaunchAddVec<T, CachePolicy::policy>(b, g, s, sym);                              \
+    return LaunchAddOnePass<T, CachePolicy::policy>(b, g, s, sym);                       \
   }
 
-GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF32Tuned, float, kReadOnly)
-GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF16Tuned, half, kReadOnly)
-GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddBF16Tuned, __nv_bfloat16, kReadOnly)
-GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF32Stream, float, kStreaming)
-GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF16Stream, half, kStreaming)
-GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddBF16Stream, __nv_bfloat16, kStreaming)
-GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF32L2Keep, float, kL2Keep)
-GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddF16L2Keep, half, kL2Keep)
-GPUBENCH_ADD_VEC_LAUNCHER(LaunchAddBF16L2Keep, __nv_bfloat16, kL2Keep)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32Tuned, float, kReadOnly)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16Tuned, half, kReadOnly)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16Tuned, __nv_bfloat16, kReadOnly)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32Stream, float, kStreaming)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16Stream, half, kStreaming)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16Stream, __nv_bfloat16, kStreaming)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32L2Keep, float, kL2Keep)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16L2Keep, half, kL2Keep)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16L2Keep, __nv_bfloat16, kL2Keep)
 
-#undef GPUBENCH_ADD_VEC_LAUNCHER
+#undef GPUBENCH_ADD_ONE_PASS_LAUNCHER
 
 }  // namespace gpubench::cuda

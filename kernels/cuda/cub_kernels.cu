@@ -6,7 +6,8 @@
 
 #include <cub/device/device_transform.cuh>
 
-#include "kernels/cuda/launchers.h"
+#include "kernels/launch.h"
+
 
 namespace gpubench::cuda {
 namespace {
@@ -26,8 +27,8 @@ int CubAdd(const KernelBuffers& b, void* stream, const void** symbol) {
     return cudaSuccess;
   }
   return cub::DeviceTransform::Transform(
-      ::cuda::std::make_tuple(static_cast<const T*>(b.in0), static_cast<const T*>(b.in1)),
-      static_cast<T*>(b.out), b.n, AddOp{}, static_cast<cudaStream_t>(stream));
+      ::cuda::std::make_tuple(b.at<const T>(0), b.at<const T>(1)), b.at<T>(2), b.n, AddOp{},
+      static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace
@@ -47,7 +48,7 @@ int LaunchCopyD2D(const KernelBuffers& b, const LaunchGeometry&, void* s, const 
     *sym = nullptr;
     return cudaSuccess;
   }
-  return cudaMemcpyAsync(b.out, b.in0, static_cast<size_t>(b.n) * sizeof(float),
+  return cudaMemcpyAsync(b.data[1], b.data[0], static_cast<size_t>(b.n) * sizeof(float),
                          cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(s));
 }
 

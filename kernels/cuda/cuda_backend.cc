@@ -4,7 +4,9 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <optional>
 #include <vector>
 
@@ -41,6 +43,82 @@ struct DeviceFree {
 };
 using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 
+// One buffer of a run, where its family's declaration places it. Frees itself.
+class PlacedBuffer {
+ public:
+  PlacedBuffer() = default;
+  PlacedBuffer(const PlacedBuffer&) = delete;
+  PlacedBuffer& operator=(const PlacedBuffer&) = delete;
+  ~PlacedBuffer() { Free(); }
+
+  // Allocates `bytes` (at least 256) at `placement`; `device` is the device that owns device
+  // memory (the run's or its peer). Leaves the run's device current.
+  absl::Status Allocate(Placement placement, size_t bytes, int device, int run_device) {
+    placement_ = placement;
+    bytes_ = bytes;
+    const size_t size = std::max<size_t>(bytes, 256);
+    cudaError_t e = cudaSuccess;
+    switch (placement) {
+      case Placement::kDevice:
+      case Placement::kPeerDevice:
+        e = cudaSetDevice(device);
+        if (e == cudaSuccess) e = cudaMalloc(&data_, size);
+        owner_ = device;
+        break;
+      case Placement::kHostPinned:
+        e = cudaHostAlloc(&data_, size, cudaHostAllocPortable);
+        break;
+      case Placement::kHostPageable:
+        data_ = std::aligned_alloc(256, (size + 255) / 256 * 256);
+        if (data_ == nullptr) e = cudaErrorMemoryAllocation;
+        break;
+    }
+    cudaSetDevice(run_device);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky: clear it
+      data_ = nullptr;
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "allocation of ", bytes, " bytes ",
+          placement == Placement::kHostPinned || placement == Placement::kHostPageable
+              ? "of host memory"
+              : absl::StrCat("on device ", device),
+          " failed: out of memory"));
+    }
+    CUDA_RETURN_IF_ERROR(e);
+    return absl::OkStatus();
+  }
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  bool on_host() const {
+    return placement_ == Placement::kHostPinned || placement_ == Placement::kHostPageable;
+  }
+  int owner() const { return owner_; }
+
+ private:
+  void Free() {
+    if (data_ == nullptr) return;
+    switch (placement_) {
+      case Placement::kDevice:
+      case Placement::kPeerDevice:
+        cudaFree(data_);
+        break;
+      case Placement::kHostPinned:
+        cudaFreeHost(data_);
+        break;
+      case Placement::kHostPageable:
+        std::free(data_);
+        break;
+    }
+    data_ = nullptr;
+  }
+
+  Placement placement_ = Placement::kDevice;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  int owner_ = -1;
+};
+
 // Returns L2 lines marked persisting (evict_last) to normal. Best effort: where the driver refuses,
 // the error is cleared so that the next launch check does not report it, and a cold sample relies
 // on the flush alone.
@@ -65,9 +143,8 @@ class CudaSession final : public Session {
     if (stop_ != nullptr) cudaEventDestroy(stop_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
     if (state_ != nullptr) cudaFreeHost(const_cast<cuda::BlockingState*>(state_));
-    in0_.reset();
-    in1_.reset();
-    out_.reset();
+    launch_state_.reset();  // the setup's state (handles, workspace) before the buffers
+    memory_.clear();
     flush_.reset();
   }
 
@@ -86,23 +163,27 @@ class CudaSession final : public Session {
     CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&device_state, state, 0));
     device_state_ = static_cast<cuda::BlockingState*>(device_state);
 
-    const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
-    RETURN_IF_ERROR(Allocate(&in0_, bytes));
-    RETURN_IF_ERROR(Allocate(&out_, bytes));
-    if (!data_.in1.empty()) RETURN_IF_ERROR(Allocate(&in1_, bytes));
+    RETURN_IF_ERROR(AllocateBuffers());
     flush_bytes_ = static_cast<size_t>(std::max<int64_t>(info_.l2_cache_bytes, 1 << 20));
     RETURN_IF_ERROR(Allocate(&flush_, flush_bytes_));
-    CUDA_RETURN_IF_ERROR(cudaMemcpy(in0_.get(), data_.in0.data(), bytes, cudaMemcpyHostToDevice));
-    if (in1_) {
-      CUDA_RETURN_IF_ERROR(
-          cudaMemcpy(in1_.get(), data_.in1.data(), bytes, cudaMemcpyHostToDevice));
-    }
-    RETURN_IF_ERROR(ResetOutput());
-    buffers_.in0 = in0_.get();
-    buffers_.in1 = in1_ ? in1_.get() : nullptr;
-    buffers_.out = out_.get();
-    buffers_.n = data_.n;
+    RETURN_IF_ERROR(ResetOutputs());
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    if (variant_.cuda_setup != nullptr) {
+      const auto error = static_cast<cudaError_t>(
+          variant_.cuda_setup(buffers_, geometry_, stream_, &launch_state_, &launch_report_));
+      CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+      if (error != cudaSuccess) {
+        cudaGetLastError();  // a setup's error is not sticky unless the device says so below
+        const std::string what =
+            absl::StrCat("setup of ", variant_.name, " on device ", device_, ": ",
+                         launch_report_.empty() ? cudaGetErrorString(error) : launch_report_);
+        if (error == cudaErrorNotSupported) return absl::FailedPreconditionError(what);
+        if (error == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(what);
+        return CudaErrorStatus(error, absl::StrCat(what, " (", cudaGetErrorName(error), ")"));
+      }
+      buffers_.state = launch_state_.get();
+      CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    }
     return absl::OkStatus();
   }
 
@@ -116,22 +197,16 @@ class CudaSession final : public Session {
 
   absl::StatusOr<double> ColdSample() override {
     RETURN_IF_ERROR(FlushL2());
-    return TimeLaunches(1);
+    return variant_.family->blocking_kernel ? TimeLaunches(1) : TimeUnblocked(1);
   }
 
-  absl::StatusOr<double> HotSample(int batch) override { return TimeLaunches(batch); }
+  absl::StatusOr<double> HotSample(int batch) override {
+    return variant_.family->blocking_kernel ? TimeLaunches(batch) : TimeUnblocked(batch);
+  }
 
   absl::StatusOr<double> UnblockedSample(bool flush_caches) override {
-    last_clock_hz_.reset();
     if (flush_caches) RETURN_IF_ERROR(FlushL2());
-    CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
-    RETURN_IF_ERROR(Launch());
-    CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
-    CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
-    CUDA_RETURN_IF_ERROR(cudaGetLastError());
-    float ms = 0;
-    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms * 1e-3;
+    return TimeUnblocked(1);
   }
 
   // Measured by the blocking kernel of the last sample while it held the stream.
@@ -140,14 +215,22 @@ class CudaSession final : public Session {
   void PushRange(const std::string& name) override { nvtxRangePushA(name.c_str()); }
   void PopRange() override { nvtxRangePop(); }
 
-  absl::Status RunOnceAndRead(void* out) override {
-    RETURN_IF_ERROR(ResetOutput());
+  absl::Status RunOnceAndRead(BufferContents* out) override {
+    RETURN_IF_ERROR(ResetOutputs());
     RETURN_IF_ERROR(Launch());
-    const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
-    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out, out_.get(), bytes, cudaMemcpyDeviceToHost, stream_));
+    out->assign(memory_.size(), {});
+    for (size_t i = 0; i < memory_.size(); ++i) {
+      if (!IsVerified(variant_.family->buffers[i])) continue;
+      (*out)[i].resize(memory_[i]->bytes());
+      // cudaMemcpyDefault: unified addressing finds each buffer, wherever it is placed.
+      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync((*out)[i].data(), memory_[i]->data(),
+                                           memory_[i]->bytes(), cudaMemcpyDefault, stream_));
+    }
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     return absl::OkStatus();
   }
+
+  std::string LaunchReport() const override { return launch_report_; }
 
   AchievedCounters ProfileCounters() override {
     AchievedCounters c;
@@ -207,15 +290,82 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
-  // SAXPY starts from the seeded y; other variants from all-ones bytes (NaN in every dtype), so
-  // an element the kernel never writes fails verification.
-  absl::Status ResetOutput() {
-    const size_t bytes = static_cast<size_t>(data_.n) * DTypeSize(variant_.dtype);
-    if (!data_.out_initial.empty()) {
-      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out_.get(), data_.out_initial.data(), bytes,
-                                           cudaMemcpyHostToDevice, stream_));
-    } else {
-      CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out_.get(), 0xff, bytes, stream_));
+  // Allocates every buffer of the family where it is placed and uploads the inputs.
+  absl::Status AllocateBuffers() {
+    const KernelFamily& family = *variant_.family;
+    buffers_.count = static_cast<int>(family.buffers.size());
+    buffers_.shape = data_.shape;
+    buffers_.n = data_.n;
+    buffers_.device = device_;
+    buffers_.peer_device = data_.peer_device;
+    if (NeedsPeerDevice(family)) RETURN_IF_ERROR(EnablePeerAccess());
+    for (size_t i = 0; i < family.buffers.size(); ++i) {
+      const BufferSpec& spec = family.buffers[i];
+      const int owner = spec.placement == Placement::kPeerDevice ? data_.peer_device : device_;
+      auto buffer = std::make_unique<PlacedBuffer>();
+      RETURN_IF_ERROR(buffer->Allocate(
+          spec.placement, static_cast<size_t>(BufferBytes(variant_, data_.shape, static_cast<int>(i))),
+          owner, device_));
+      if (spec.role == BufferRole::kInput) {
+        CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer->data(), data_.buffers[i].data(), buffer->bytes(),
+                                        cudaMemcpyDefault));
+      }
+      buffers_.data[i] = buffer->data();
+      buffers_.elements[i] = BufferElements(spec, data_.shape);
+      memory_.push_back(std::move(buffer));
+    }
+    return absl::OkStatus();
+  }
+
+  // Peer buffers: access in both directions where the devices allow it (an SM-driven copy needs
+  // it; copy-engine copies work either way). Already enabled is fine.
+  absl::Status EnablePeerAccess() {
+    if (data_.peer_device < 0 || data_.peer_device == device_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(variant_.name, " needs a second (peer) device"));
+    }
+    const std::pair<int, int> directions[] = {{device_, data_.peer_device},
+                                              {data_.peer_device, device_}};
+    for (const auto& [from, to] : directions) {
+      int can = 0;
+      CUDA_RETURN_IF_ERROR(cudaDeviceCanAccessPeer(&can, from, to));
+      if (can == 0) continue;
+      CUDA_RETURN_IF_ERROR(cudaSetDevice(from));
+      const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError();  // not sticky: clear it
+      } else if (e != cudaSuccess) {
+        cudaSetDevice(device_);
+        CUDA_RETURN_IF_ERROR(e);
+      }
+    }
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    return absl::OkStatus();
+  }
+
+  // In-out buffers start from their generated contents (SAXPY's y); outputs from all-ones bytes
+  // (NaN in every floating dtype), so an element the kernel never writes fails verification.
+  absl::Status ResetOutputs() {
+    for (size_t i = 0; i < memory_.size(); ++i) {
+      const BufferRole role = variant_.family->buffers[i].role;
+      PlacedBuffer& b = *memory_[i];
+      if (role == BufferRole::kInOut) {
+        CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.data(), data_.buffers[i].data(), b.bytes(),
+                                             cudaMemcpyDefault, stream_));
+      } else if (role == BufferRole::kOutput) {
+        if (b.on_host()) {
+          CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));  // no launch still writes it
+          std::memset(b.data(), 0xff, b.bytes());
+        } else if (b.owner() == device_) {
+          CUDA_RETURN_IF_ERROR(cudaMemsetAsync(b.data(), 0xff, b.bytes(), stream_));
+        } else {  // the peer's memory: set it from its own device, synchronously
+          CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+          CUDA_RETURN_IF_ERROR(cudaSetDevice(b.owner()));
+          const cudaError_t e = cudaMemset(b.data(), 0xff, b.bytes());
+          cudaSetDevice(device_);
+          CUDA_RETURN_IF_ERROR(e);
+        }
+      }
     }
     return absl::OkStatus();
   }
@@ -277,6 +427,23 @@ class CudaSession final : public Session {
     return ms * 1e-3;
   }
 
+  // Times `count` launches between two events without the blocking kernel: for profilers, and
+  // for families whose operations cannot wait behind it (KernelFamily::blocking_kernel). The
+  // time includes the launch latency of an idle stream. No clock reading.
+  absl::StatusOr<double> TimeUnblocked(int count) {
+    last_clock_hz_.reset();
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
+    absl::Status launched = absl::OkStatus();
+    for (int i = 0; i < count && launched.ok(); ++i) launched = Launch();
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
+    CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
+    RETURN_IF_ERROR(launched);
+    CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    float ms = 0;
+    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
+  }
+
   const int device_;
   const KernelVariant& variant_;
   const LaunchGeometry geometry_;
@@ -288,10 +455,13 @@ class CudaSession final : public Session {
   volatile cuda::BlockingState* state_ = nullptr;  // host view of the mapped state
   cuda::BlockingState* device_state_ = nullptr;    // device view of the same memory
   std::optional<double> last_clock_hz_;
-  DeviceBuffer in0_, in1_, out_, flush_;
+  std::vector<std::unique_ptr<PlacedBuffer>> memory_;  // one per buffer of the family
+  DeviceBuffer flush_;
   size_t flush_bytes_ = 0;
   int flush_value_ = 0;
   KernelBuffers buffers_;
+  std::unique_ptr<LaunchState> launch_state_;  // from the variant's setup function
+  std::string launch_report_;
 };
 
 class CudaBackend final : public Backend {
@@ -375,6 +545,12 @@ class CudaBackend final : public Backend {
     if (variant.cuda == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("kernel ", variant.name, " has no CUDA implementation in this build"));
+    }
+    if (NeedsPeerDevice(*variant.family) &&
+        (data.peer_device < 0 || data.peer_device >= devices_ || data.peer_device == device)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          variant.name, " needs a second (peer) device; this server sees ", devices_,
+          " CUDA device(s) and the peer is ", data.peer_device));
     }
     ASSIGN_OR_RETURN(const DeviceInfo info, Describe(device));
     if (geometry.block_size > info.max_threads_per_block) {

@@ -3,7 +3,6 @@
 // 16 KiB static). One fix: the seed's barrier sits inside `if i < size`, undefined behaviour for
 // a partial last block; here every thread reaches __syncthreads().
 #include "kernels/cuda/launch_helpers.cuh"
-#include "kernels/cuda/launchers.h"
 #include "kernels/saxpy_math.h"
 
 namespace gpubench::cuda {
@@ -58,8 +57,8 @@ __global__ void SaxpyBalancedKernel(float* y, const float* x, float alpha, int64
 
 int LaunchSaxpy(void (*kernel)(float*, const float*, float, int64_t), const KernelBuffers& b,
                 const LaunchGeometry& g, void* stream, const void** symbol) {
-  return LaunchOrReport(kernel, g, stream, symbol, static_cast<float*>(b.out),
-                        static_cast<const float*>(b.in0), b.alpha, b.n);
+  return LaunchOrReport(kernel, g, stream, symbol, b.at<float>(1), b.at<const float>(0), b.alpha,
+                        b.n);
 }
 
 }  // namespace

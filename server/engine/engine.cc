@@ -124,7 +124,7 @@ absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, int64_t* reserved) {
   absl::StatusOr<DeviceInfo> device = backend_->Describe(spec.device_index);
   if (!device.ok()) return device.status();
   const bool device_is_host = backend_->name() == "cpu";
-  const RunMemory need = RunMemoryOf(*spec.kernel, spec.elements, spec.verify);
+  const RunMemory need = RunMemoryOf(*spec.kernel, spec.shape, spec.verify);
   const HostMemoryBudget host = ReadHostMemoryBudget(limits_->host_memory);
   std::optional<int64_t> available = host.available_bytes();
   // Runs in progress on other devices may not have allocated everything yet: count their
@@ -197,7 +197,7 @@ void DeviceWorker::Loop() {
       if (result.ok()) {
         result->queued_at = item.queued_at;
         // The practical ceiling: a copy large enough to stream from DRAM, not from L2.
-        if (item.spec.kernel->family == KernelFamily::kCopy &&
+        if (item.spec.kernel->family->copy_ceiling &&
             result->bytes_moved >= 4 * result->device.l2_cache_bytes) {
           copy_ceiling_ = result->bandwidth_bytes_per_second;
         }

@@ -142,6 +142,47 @@ absl::Status BoundedWarmup(Session& session, int launches, double max_seconds,
   return absl::OkStatus();
 }
 
+// The peak of the family's metric on the run's device, when known: the family's own, else the
+// device's theoretical DRAM bandwidth for a bandwidth family.
+std::optional<double> PeakOf(const KernelVariant& kernel, const DeviceInfo& device) {
+  const KernelFamily& family = *kernel.family;
+  if (family.peak != nullptr) return family.peak(device, kernel);
+  if (family.metric == Metric::kBytesPerSecond && device.peak_bandwidth_bytes_per_second > 0) {
+    return device.peak_bandwidth_bytes_per_second;
+  }
+  return std::nullopt;
+}
+
+// Bytes, operations and their rates from the family's declaration at the run's shape, over the
+// median (and mean) per-launch time; percent of the family's peak for its metric.
+void SetThroughput(const KernelVariant& kernel, const RunShape& shape, RunResult* result) {
+  const double median = result->stats.median_seconds;
+  result->metric = kernel.family->metric;
+  result->bytes_moved = BytesMoved(kernel, shape);
+  result->bandwidth_bytes_per_second = result->bytes_moved / median;
+  result->bandwidth_mean_bytes_per_second = result->bytes_moved / result->stats.mean_seconds;
+  result->elements_per_second = shape.elements / median;
+  result->operation_unit = std::string(kernel.family->operation_unit);
+  result->operations = OperationsOf(kernel, shape);
+  if (result->operations > 0) {
+    result->operations_per_second = result->operations / median;
+    result->seconds_per_operation = median / result->operations;
+  }
+  const std::optional<double> peak = PeakOf(kernel, result->device);
+  if (peak.has_value() && *peak > 0) {
+    switch (result->metric) {
+      case Metric::kBytesPerSecond:
+        result->percent_of_peak = 100.0 * result->bandwidth_bytes_per_second / *peak;
+        break;
+      case Metric::kOperationsPerSecond:
+        result->percent_of_peak = 100.0 * result->operations_per_second / *peak;
+        break;
+      case Metric::kSecondsPerOperation:  // a latency has no peak to be a percent of
+        break;
+    }
+  }
+}
+
 }  // namespace
 
 std::string RunRangeName(const RunSpec& spec, const std::string& run_id) {
@@ -170,10 +211,12 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   const MeasurementOptions& m = spec.measurement;
 
   ASSIGN_OR_RETURN(result.device, backend.Describe(spec.device_index));
-  const HostData data = GenerateHostData(kernel, spec.elements, spec.seed, pool);
+  HostData data = GenerateHostData(kernel, spec.shape, spec.seed, pool);
+  data.peer_device = spec.peer_device_index;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    backend.Open(spec.device_index, kernel, spec.geometry, data));
   result.resources = session->Resources();
+  result.launch_report = session->LaunchReport();
   ScopedRange run_range(*session, RunRangeName(spec, result.run_id));
 
   std::vector<double> samples;  // per-launch seconds, kept samples in time order
@@ -234,20 +277,13 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   result.noise_reached = result.noise_reached && result.noise_known && !result.below_min_samples;
   if (m.keep_samples) result.sample_seconds = StrideSamples(samples, kMaxReturnedSamples);
 
-  result.bytes_moved = spec.elements * kernel.bytes_per_element;
-  result.bandwidth_bytes_per_second = result.bytes_moved / result.stats.median_seconds;
-  result.bandwidth_mean_bytes_per_second = result.bytes_moved / result.stats.mean_seconds;
-  result.elements_per_second = spec.elements / result.stats.median_seconds;
-  if (result.device.peak_bandwidth_bytes_per_second > 0) {
-    result.percent_of_peak =
-        100.0 * result.bandwidth_bytes_per_second / result.device.peak_bandwidth_bytes_per_second;
-  }
+  SetThroughput(kernel, spec.shape, &result);
 
   if (spec.verify) {
     if (cancelled()) return absl::CancelledError("run cancelled before verification");
-    std::vector<std::byte> out(static_cast<size_t>(spec.elements) * DTypeSize(kernel.dtype));
-    RETURN_IF_ERROR(session->RunOnceAndRead(out.data()));
-    result.verification = Verify(kernel, data, out.data(), pool);
+    BufferContents outputs;
+    RETURN_IF_ERROR(session->RunOnceAndRead(&outputs));
+    result.verification = Verify(kernel, data, outputs, pool);
   }
   // Occupancy: the calculator's arithmetic on the compiled kernel's resources.
   const KernelResources& res = result.resources;

@@ -59,12 +59,20 @@ std::optional<TunedLaunch> TunedDefaults::Get(int device, absl::string_view kern
   return it->second;
 }
 
-RunMemory RunMemoryOf(const KernelVariant& kernel, int64_t elements, bool verify) {
-  const int64_t buffer = elements * DTypeSize(kernel.dtype);
-  // GenerateHostData: a (and b for add, y for saxpy); the read-back buffer when verifying.
-  const int host_buffers = (kernel.family == KernelFamily::kCopy ? 1 : 2) + (verify ? 1 : 0);
-  return RunMemory{.host_bytes = host_buffers * buffer,
-                   .device_bytes = int64_t{BuffersPerRun(kernel)} * buffer};
+RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify) {
+  RunMemory need;
+  const std::span<const BufferSpec> buffers = kernel.family->buffers;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const int64_t bytes = BufferBytes(kernel, shape, static_cast<int>(i));
+    // GenerateHostData: inputs and in-outs; the read-back of outputs and in-outs when verifying.
+    if (buffers[i].role != BufferRole::kOutput) need.host_bytes += bytes;
+    if (verify && IsVerified(buffers[i])) need.host_bytes += bytes;
+    // The session's own buffer, on a device or (pinned / pageable) on the host.
+    const Placement p = buffers[i].placement;
+    (p == Placement::kDevice || p == Placement::kPeerDevice ? need.device_bytes
+                                                            : need.host_bytes) += bytes;
+  }
+  return need;
 }
 
 absl::Status CheckRunMemoryFits(const RunMemory& need, const DeviceInfo& device,
@@ -99,16 +107,19 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   ASSIGN_OR_RETURN(spec.kernel, FindKernel(request.kernel));
   const KernelVariant& k = *spec.kernel;
 
-  if (request.elements < 1) {
+  // A family with its own shape rule (GEMM's m, n, k) validates the request's size itself.
+  if (request.elements < 1 && k.family->resolve_shape == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("elements must be at least 1 (got ", request.elements, ")"));
   }
-  if (request.elements > limits.max_elements) {
+  ASSIGN_OR_RETURN(spec.shape, ResolveShape(*k.family, request.elements, request.shape));
+  if (spec.shape.elements > limits.max_elements) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "elements = ", request.elements, " exceeds this server's limit of ", limits.max_elements,
-        " (", FormatElementCount(limits.max_elements), "; flag --max_elements)"));
+        "elements = ", spec.shape.elements, " exceeds this server's limit of ",
+        limits.max_elements, " (", FormatElementCount(limits.max_elements),
+        "; flag --max_elements)"));
   }
-  spec.elements = request.elements;
+  spec.elements = spec.shape.elements;
 
   int device_index = request.device_index;
   if (!request.device_uuid.empty()) {
@@ -127,6 +138,24 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   }
   spec.device_index = device_index;
   ASSIGN_OR_RETURN(const DeviceInfo device, backend.Describe(spec.device_index));
+  if (NeedsPeerDevice(*k.family)) {
+    if (backend.device_count() < 2) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "kernel ", k.name, " copies between two devices; backend '", backend.name(),
+          "' has ", backend.device_count(), " device"));
+    }
+    spec.peer_device_index =
+        request.peer_device_index.value_or((device_index + 1) % backend.device_count());
+    if (spec.peer_device_index < 0 || spec.peer_device_index >= backend.device_count() ||
+        spec.peer_device_index == device_index) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "peer_device_index ", spec.peer_device_index, " must be another device than ",
+          device_index, ", in 0..", backend.device_count() - 1));
+    }
+  } else if (request.peer_device_index.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel ", k.name, " runs on one device; omit peer_device_index"));
+  }
 
   // Launch geometry: the request's values, else the tuned default of this device, else the
   // catalog's.
@@ -180,9 +209,10 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                            : from_tuned               ? "tuned"
                                                       : "catalog";
   // Blocks of `b` threads x `items` elements that cover the request: ceil(n / (b x items)).
+  const int64_t launch_items = LaunchItems(k, spec.shape);
   const auto grid_for = [&](int b) {
     const int64_t per_block = int64_t{b} * items;
-    return (spec.elements + per_block - 1) / per_block;
+    return (launch_items + per_block - 1) / per_block;
   };
   if (!from_request && !from_tuned && k.default_policy.small_grid_block_size > 0 &&
       device.multiprocessor_count > 0 && device.max_threads_per_multiprocessor >= block) {
@@ -284,7 +314,7 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   // Memory: every buffer of the run must fit in what the device and the host (the smaller of
   // MemAvailable and the cgroup's limit) have free now. The engine checks again at run start.
   const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
-  RETURN_IF_ERROR(CheckRunMemoryFits(RunMemoryOf(k, spec.elements, spec.verify), device,
+  RETURN_IF_ERROR(CheckRunMemoryFits(RunMemoryOf(k, spec.shape, spec.verify), device,
                                      backend.name() == "cpu", host.available_bytes(),
                                      host.Describe()));
   return spec;

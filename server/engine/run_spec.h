@@ -44,6 +44,11 @@ struct MeasurementOptions {
 struct RunRequest {
   std::string kernel;
   int64_t elements = 0;
+  // Matrix dimensions for families that take them (GEMM); all 0: the family's rule for
+  // `elements` alone (KernelFamily::resolve_shape).
+  RunShape shape;
+  // The second device of a family with a peer buffer; nullopt: the next device.
+  std::optional<int> peer_device_index;
   int device_index = 0;
   std::string device_uuid;  // when set, selects the device by UUID instead of device_index
   int block_size = 0;  // 0: the variant's default
@@ -81,8 +86,10 @@ struct ServerLimits {
 // A validated request: every field resolved to a concrete value.
 struct RunSpec {
   const KernelVariant* kernel = nullptr;
-  int64_t elements = 0;
+  int64_t elements = 0;  // shape.elements
+  RunShape shape;        // the family's resolution of the request's size
   int device_index = 0;
+  int peer_device_index = -1;  // families with a peer buffer: the second device; else -1
   LaunchGeometry geometry;
   // Where block_size and items_per_thread came from: "request", "tuned" (Autotune --apply),
   // "catalog", "catalog (small grid)" (LaunchPolicy::small_grid_block_size), or "request+tuned"
@@ -105,7 +112,7 @@ struct RunMemory {
   int64_t host_bytes = 0;
   int64_t device_bytes = 0;
 };
-RunMemory RunMemoryOf(const KernelVariant& kernel, int64_t elements, bool verify);
+RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify);
 
 // OK when a run needing `need` fits: host bytes (plus device bytes where the device is the host)
 // within `host_available_bytes` (absent: unknown, not checked), device bytes within the device's
@@ -180,12 +187,21 @@ struct RunResult {
   std::optional<double> min_clock_hz;  // SM clock range seen across samples, when measurable
   std::optional<double> max_clock_hz;
 
-  // Throughput: bytes = elements x bytes_per_element; rates use the median time.
+  // Throughput, from the family's declaration (kernels/family.h): bytes and operations per
+  // launch at the run's shape; rates use the median time.
+  Metric metric = Metric::kBytesPerSecond;  // the family's headline figure
   int64_t bytes_moved = 0;
   double bandwidth_bytes_per_second = 0;
   double bandwidth_mean_bytes_per_second = 0;
   double elements_per_second = 0;
-  std::optional<double> percent_of_peak;  // of the device's theoretical peak, when known
+  std::string operation_unit;            // what operations count ("FLOP", "load"); empty: none
+  int64_t operations = 0;                // per launch; 0 where the family counts none
+  double operations_per_second = 0;      // operations / median
+  double seconds_per_operation = 0;      // median / operations
+  // Of the peak of the family's metric on this device (theoretical DRAM bandwidth for bandwidth
+  // families unless the family names its own), when known.
+  std::optional<double> percent_of_peak;
+  std::string launch_report;  // what the variant's setup chose ("cuBLASLt algo 23, ..."), if any
   // Of the practical ceiling: the latest copy_d2d run on this device that moved at least 4x the
   // L2 size (DRAM-bound). Absent until such a run exists.
   std::optional<double> percent_of_copy_ceiling;

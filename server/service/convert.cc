@@ -43,14 +43,20 @@ RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
   if (request.has_seed()) r.seed = request.seed();
   r.profile = request.profile();
   r.force = request.force();
+  r.shape.m = request.shape().m();
+  r.shape.n = request.shape().n();
+  r.shape.k = request.shape().k();
+  if (request.has_peer_device_index()) r.peer_device_index = request.peer_device_index();
   return r;
 }
 
 void ToProto(const KernelVariant& k, bool available, v1::KernelInfo* out) {
   out->set_name(std::string(k.name));
-  out->set_family(KernelFamilyName(k.family));
+  out->set_family(std::string(k.family->name));
   out->set_dtype(DTypeName(k.dtype));
-  out->set_bytes_per_element(k.bytes_per_element);
+  out->set_bytes_per_element(BytesPerElement(k));
+  out->set_metric(MetricName(k.family->metric));
+  out->set_operation_unit(std::string(k.family->operation_unit));
   out->mutable_default_policy()->set_block_size(k.default_policy.block_size);
   out->mutable_default_policy()->set_items_per_thread(k.default_policy.items_per_thread);
   out->mutable_default_policy()->set_block_size_tunable(k.default_policy.block_size_tunable);
@@ -132,6 +138,11 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_dynamic_shared_bytes(s.geometry.dynamic_shared_bytes);
   req->set_profile_runs(s.measurement.profile_runs);
   req->set_keep_samples(s.measurement.keep_samples);
+  req->mutable_shape()->set_m(s.shape.m);
+  req->mutable_shape()->set_n(s.shape.n);
+  req->mutable_shape()->set_k(s.shape.k);
+  req->set_peer_device_index(s.peer_device_index);
+  out->set_launch_report(r.launch_report);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());
   ToTimestamp(r.finished_at, out->mutable_finished_at());
@@ -202,6 +213,11 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     tp->set_percent_of_copy_ceiling(*r.percent_of_copy_ceiling);
     tp->set_copy_ceiling_bytes_per_second(r.copy_ceiling_bytes_per_second);
   }
+  tp->set_operations(r.operations);
+  tp->set_operations_per_second(r.operations_per_second);
+  tp->set_seconds_per_operation(r.seconds_per_operation);
+  tp->set_operation_unit(r.operation_unit);
+  tp->set_metric(MetricName(r.metric));
 
   v1::Verification* v = out->mutable_verification();
   v->set_requested(r.verification.has_value());
@@ -218,6 +234,8 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     v->set_first_mismatch_index(rv.first_mismatch_index);
     v->set_first_mismatch_expected(rv.first_mismatch_expected);
     v->set_first_mismatch_actual(rv.first_mismatch_actual);
+    v->set_first_mismatch_buffer(rv.first_mismatch_buffer);
+    v->set_sampled(rv.sampled);
   }
 
   v1::Occupancy* o = out->mutable_occupancy();

@@ -64,11 +64,18 @@ class FakeSession final : public Session {
     if (script_.ranges != nullptr) script_.ranges->push_back(name);
   }
   std::optional<double> CurrentClockHz() override { return script_.clock_hz(sample_ - 1); }
-  absl::Status RunOnceAndRead(void* out) override {
+  absl::Status RunOnceAndRead(BufferContents* out) override {
     absl::Status s = real_->RunOnceAndRead(out);
-    if (script_.corrupt_output) static_cast<unsigned char*>(out)[0] ^= 0x40;
+    if (script_.corrupt_output) {  // the first element of the first output read back
+      for (std::vector<std::byte>& buffer : *out) {
+        if (buffer.empty()) continue;
+        buffer[0] ^= std::byte{0x40};
+        break;
+      }
+    }
     return s;
   }
+  std::string LaunchReport() const override { return real_->LaunchReport(); }
   KernelResources Resources() const override { return real_->Resources(); }
   AchievedCounters ProfileCounters() override { return real_->ProfileCounters(); }
 

@@ -30,9 +30,8 @@ TEST(Catalog, EntriesAreWellFormed) {
     EXPECT_FALSE(k.description.empty()) << k.name;
     EXPECT_FALSE(k.provenance.empty()) << k.name;
     EXPECT_EQ(k.default_policy.block_size % 32, 0) << k.name;
-    const int expected_bytes =
-        (k.family == KernelFamily::kCopy ? 2 : 3) * DTypeSize(k.dtype);
-    EXPECT_EQ(k.bytes_per_element, expected_bytes) << k.name;
+    const int expected_bytes = (k.family->name == "copy" ? 2 : 3) * DTypeSize(k.dtype);
+    EXPECT_EQ(BytesPerElement(k), expected_bytes) << k.name;
 #if GPUBENCH_HAVE_CUDA
     EXPECT_NE(k.cuda, nullptr) << k.name << " has no CUDA launcher";
 #endif

@@ -1,0 +1,87 @@
+#include "kernels/family.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/parallel.h"
+
+namespace gpubench {
+namespace {
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [-1, 1) with 24 random bits: exactly representable in float.
+double UniformValue(uint64_t seed, uint64_t stream, int64_t i) {
+  const uint64_t bits = SplitMix64(seed ^ SplitMix64(stream * 0x632be59bd9b4e019ULL +
+                                                     static_cast<uint64_t>(i)));
+  return static_cast<double>(bits >> 40) / static_cast<double>(1 << 23) - 1.0;
+}
+
+}  // namespace
+
+const char* MetricName(Metric metric) {
+  switch (metric) {
+    case Metric::kBytesPerSecond:
+      return "bytes_per_second";
+    case Metric::kOperationsPerSecond:
+      return "operations_per_second";
+    case Metric::kSecondsPerOperation:
+      return "seconds_per_operation";
+  }
+  return "unknown";
+}
+
+void GenerateUniform(const GenerateContext& c, std::span<std::byte> out) {
+  const int64_t n = static_cast<int64_t>(out.size()) / DTypeSize(c.dtype);
+  void* data = out.data();
+  const auto fill = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double v = UniformValue(c.seed, c.stream, i);
+      switch (c.dtype) {
+        case DType::kF32:
+          static_cast<float*>(data)[i] = static_cast<float>(v);
+          break;
+        case DType::kF16:
+          static_cast<Half*>(data)[i] = DoubleToHalf(v);
+          break;
+        case DType::kBF16:
+          static_cast<BFloat16*>(data)[i] = DoubleToBFloat16(v);
+          break;
+        case DType::kF64:
+          static_cast<double*>(data)[i] = v;
+          break;
+        case DType::kU32:  // the 24 random bits as an integer
+          static_cast<uint32_t*>(data)[i] = static_cast<uint32_t>((v + 1.0) * (1 << 23));
+          break;
+        case DType::kU64:
+          static_cast<uint64_t*>(data)[i] = static_cast<uint64_t>((v + 1.0) * (1 << 23));
+          break;
+      }
+    }
+  };
+  if (c.pool != nullptr) {
+    c.pool->For(n, 1 << 16, fill);
+  } else {
+    fill(0, n);
+  }
+}
+
+absl::StatusOr<RunShape> ResolveShape(const KernelFamily& family, int64_t elements,
+                                      const RunShape& requested) {
+  if (family.resolve_shape != nullptr) return family.resolve_shape(elements, requested);
+  if (requested.m != 0 || requested.n != 0 || requested.k != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ", family.name, " family takes an element count only; omit shape (m, n, k)"));
+  }
+  return RunShape{.elements = elements};
+}
+
+RunShape ShapeOfElements(const KernelFamily& family, int64_t elements) {
+  absl::StatusOr<RunShape> shape = ResolveShape(family, elements, RunShape{});
+  return shape.ok() ? *shape : RunShape{.elements = elements};
+}
+
+}  // namespace gpubench
