@@ -1,49 +1,22 @@
 // gpubench_server: the long-running benchmark service of a GPU node.
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
-#include <prometheus/exposer.h>
-#include <prometheus/registry.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
-
 #include <unistd.h>
 
 #include <atomic>
-#include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "kernels/cpu_backend.h"
-#include "kernels/nvml.h"
-#include "kernels/nvml_backend.h"
-#include "proto/plan_json.h"
-#include "server/engine/engine.h"
-#include "server/metrics/metrics.h"
-#include "common/files.h"
-#include "server/service/auth.h"
-#include "server/service/benchmark_service.h"
-#include "server/service/rpc_metrics.h"
-#include "server/service/scheduler.h"
-#include "server/startup.h"
-#include "common/build_info.h"
 #include "common/command_line.h"
 #include "common/echo.h"
-#include "grpc/health/v1/health.pb.h"
-#include <google/protobuf/util/time_util.h>
-#include "absl/time/clock.h"
-#include "common/tokens.h"
-#if GPUBENCH_HAVE_CUDA
-#include "kernels/cuda/cuda_backend.h"
-#endif
+#include "server/engine/engine.h"
+#include "server/metrics/metrics.h"
+#include "server/service/benchmark_service.h"
+#include "server/startup.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC listen address host:port. The default accepts local clients only; use "
@@ -142,390 +115,120 @@ std::string NodeName() {
   return "unknown";
 }
 
-std::unique_ptr<Backend> ChooseBackend(const std::string& which, const std::string& node_name) {
-  if (which == "cuda" || which == "auto") {
-#if GPUBENCH_HAVE_CUDA
-    absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCudaBackend();
-    if (cuda.ok()) {
-      spdlog::info("backend=cuda devices={}", (*cuda)->device_count());
-      return *std::move(cuda);
-    }
-    if (which == "cuda") {
-      spdlog::critical("backend=cuda requested but unavailable: {}", cuda.status().ToString());
-      return nullptr;
-    }
-    spdlog::info("backend=auto: no usable CUDA device ({}); using cpu",
-                 std::string(cuda.status().message()));
-#else
-    if (which == "cuda") {
-      spdlog::critical("backend=cuda requested but this build has no CUDA backend");
-      return nullptr;
-    }
-    spdlog::info("backend=auto: built without CUDA; using cpu");
-#endif
-  } else if (which != "cpu") {
-    spdlog::critical("--backend must be auto, cpu or cuda (got '{}')", which);
-    return nullptr;
-  }
-  CpuBackendOptions options;
-  options.devices = absl::GetFlag(FLAGS_cpu_devices);
-  options.threads_per_device = absl::GetFlag(FLAGS_cpu_threads);
-  options.device_name = absl::GetFlag(FLAGS_cpu_device_name);
-  options.uuid_seed = absl::GetFlag(FLAGS_cpu_uuid_seed);
-  options.min_launch_seconds = absl::GetFlag(FLAGS_cpu_min_launch_seconds);
-  if (!(options.min_launch_seconds >= 0 && options.min_launch_seconds <= 10)) {
-    spdlog::critical("--cpu_min_launch_seconds must be between 0 and 10 (got {})",
-                     options.min_launch_seconds);
-    return nullptr;
-  }
-  if (options.uuid_seed.empty()) options.uuid_seed = node_name;
-  auto backend = MakeCpuBackend(options);
-  spdlog::info("backend=cpu devices={}", backend->device_count());
-  return backend;
+ServerConfig ConfigFromFlags() {
+  ServerConfig c;
+  c.listen = absl::GetFlag(FLAGS_listen);
+  c.port_file = absl::GetFlag(FLAGS_port_file);
+  c.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  c.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  c.max_memory_bytes = absl::GetFlag(FLAGS_max_memory_bytes);
+  c.backend = absl::GetFlag(FLAGS_backend);
+  c.node_name = NodeName();
+  c.cpu.devices = absl::GetFlag(FLAGS_cpu_devices);
+  c.cpu.threads_per_device = absl::GetFlag(FLAGS_cpu_threads);
+  c.cpu.device_name = absl::GetFlag(FLAGS_cpu_device_name);
+  c.cpu.uuid_seed = absl::GetFlag(FLAGS_cpu_uuid_seed);
+  if (c.cpu.uuid_seed.empty()) c.cpu.uuid_seed = c.node_name;
+  c.cpu.min_launch_seconds = absl::GetFlag(FLAGS_cpu_min_launch_seconds);
+  c.gpu_sharing = absl::GetFlag(FLAGS_gpu_sharing);
+  c.nvml_library = absl::GetFlag(FLAGS_nvml_library);
+  c.max_elements = absl::GetFlag(FLAGS_max_elements);
+  c.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
+  c.max_sweep_items = absl::GetFlag(FLAGS_max_sweep_items);
+  c.default_min_samples = absl::GetFlag(FLAGS_default_min_samples);
+  c.default_min_time_seconds = absl::GetFlag(FLAGS_default_min_time_seconds);
+  c.default_max_noise = absl::GetFlag(FLAGS_default_max_noise);
+  c.default_timeout_seconds = absl::GetFlag(FLAGS_default_timeout_seconds);
+  c.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
+  c.max_warmup_seconds = absl::GetFlag(FLAGS_max_warmup_seconds);
+  c.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
+  c.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
+  c.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  c.metrics.listen = absl::GetFlag(FLAGS_metrics_listen);
+  c.metrics.port_file = absl::GetFlag(FLAGS_metrics_port_file);
+  c.metrics.token_file = absl::GetFlag(FLAGS_metrics_token_file);
+  c.metrics.threads = absl::GetFlag(FLAGS_metrics_threads);
+  c.metrics.request_timeout_ms = absl::GetFlag(FLAGS_metrics_request_timeout_ms);
+  c.metrics.max_series = absl::GetFlag(FLAGS_metrics_max_series);
+  c.tuned_defaults_file = absl::GetFlag(FLAGS_tuned_defaults_file);
+  c.schedule_plan = absl::GetFlag(FLAGS_schedule_plan);
+  c.schedule_interval_seconds = absl::GetFlag(FLAGS_schedule_interval_seconds);
+  c.tls.cert = absl::GetFlag(FLAGS_tls_cert);
+  c.tls.key = absl::GetFlag(FLAGS_tls_key);
+  c.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  c.token_file = absl::GetFlag(FLAGS_token_file);
+  return c;
 }
 
-// Bounds on what one client (or a flood of cancelled streams, the HTTP/2 "rapid reset") can
-// make gRPC hold: streams per connection, a memory quota for the whole transport, and pings.
-void ApplyAbuseLimits(grpc::ServerBuilder* builder) {
-  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                              absl::GetFlag(FLAGS_max_concurrent_streams));
-  grpc::ResourceQuota quota("gpubench_server");
-  quota.Resize(static_cast<size_t>(absl::GetFlag(FLAGS_max_memory_bytes)));
-  builder->SetResourceQuota(quota);
-  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
-  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+int StartupFailed(const absl::Status& status) {
+  spdlog::critical("{}", std::string(status.message()));
+  return kExitBadStartup;
 }
 
-// Every operator flag checked at start-up: finite, in a range that makes sense. Returns every
-// problem found, not only the first.
-absl::Status ValidateFlags() {
-  std::vector<std::string> problems;
-  auto number = [&](const char* name, double value, double lo, double hi, const char* why = "") {
-    if (!(std::isfinite(value) && value >= lo && value <= hi)) {  // NaN fails every comparison
-      problems.push_back(absl::StrCat("--", name, "=", value, " must be in [", lo, ", ", hi, "]",
-                                      why));
-    }
-  };
-  auto default_or = [&](const char* name, double value, double lo, double hi) {
-    if (value != -1) number(name, value, lo, hi, " or -1 (the backend's default)");
-  };
-  number("cpu_devices", absl::GetFlag(FLAGS_cpu_devices), 1, 256);
-  number("cpu_threads", absl::GetFlag(FLAGS_cpu_threads), 0, 4096);
-  number("max_elements", static_cast<double>(absl::GetFlag(FLAGS_max_elements)), 1, 1e15);
-  number("queue_capacity", absl::GetFlag(FLAGS_queue_capacity), 1, 1e6);
-  number("max_sweep_items", absl::GetFlag(FLAGS_max_sweep_items), 1, 1e6);
-  number("default_min_samples", absl::GetFlag(FLAGS_default_min_samples), 1, 1e6);
-  number("default_min_time_seconds", absl::GetFlag(FLAGS_default_min_time_seconds), 0, 60);
-  default_or("default_max_noise", absl::GetFlag(FLAGS_default_max_noise), 1e-6, 1);
-  number("max_timeout_seconds", absl::GetFlag(FLAGS_max_timeout_seconds), 1e-3, 86400);
-  default_or("default_timeout_seconds", absl::GetFlag(FLAGS_default_timeout_seconds), 1e-3,
-             absl::GetFlag(FLAGS_max_timeout_seconds));
-  number("max_warmup_seconds", absl::GetFlag(FLAGS_max_warmup_seconds), 0.001, 3600);
-  number("shutdown_grace_seconds", absl::GetFlag(FLAGS_shutdown_grace_seconds), 0, 3600);
-  number("max_message_bytes", absl::GetFlag(FLAGS_max_message_bytes), 64 << 10, 1 << 30);
-  number("metrics_max_series", absl::GetFlag(FLAGS_metrics_max_series), 1, 1e6);
-  number("metrics_threads", absl::GetFlag(FLAGS_metrics_threads), 1, 1024);
-  number("metrics_request_timeout_ms", absl::GetFlag(FLAGS_metrics_request_timeout_ms), 100,
-         600000);
-  number("schedule_interval_seconds", absl::GetFlag(FLAGS_schedule_interval_seconds), 1,
-         7 * 86400);
-  number("max_concurrent_streams", absl::GetFlag(FLAGS_max_concurrent_streams), 1, 100000);
-  number("max_memory_bytes", static_cast<double>(absl::GetFlag(FLAGS_max_memory_bytes)),
-         64 << 20, 1e15);
-  // Partial TLS would silently serve plaintext.
-  const bool cert = !absl::GetFlag(FLAGS_tls_cert).empty();
-  const bool key = !absl::GetFlag(FLAGS_tls_key).empty();
-  const bool client_ca = !absl::GetFlag(FLAGS_tls_client_ca).empty();
-  if (cert != key || (client_ca && !cert)) {
-    problems.push_back(
-        "TLS needs both --tls_cert and --tls_key (and --tls_client_ca only with them); a partial "
-        "TLS configuration would serve plaintext");
-  }
-  if (problems.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
-}
-
+// The server's life as a list of steps (server/startup.h); objects are declared in the order
+// they must outlive each other.
 int Main() {
-  // Block the stop signals in every thread; one thread waits for them with sigwait.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = BlockStopSignals();  // before any thread exists
+  const ServerConfig config = ConfigFromFlags();
+  if (absl::Status valid = ValidateConfig(config); !valid.ok()) {
+    spdlog::critical("invalid flags: {}", std::string(valid.message()));
+    return kExitBadStartup;
+  }
 
-  if (absl::Status flags = ValidateFlags(); !flags.ok()) {
-    spdlog::critical("invalid flags: {}", std::string(flags.message()));
-    return 2;
-  }
-  const std::string node_name = NodeName();
-  std::unique_ptr<Backend> backend = ChooseBackend(absl::GetFlag(FLAGS_backend), node_name);
-  if (!backend) return 2;
-  backend = WithNodeName(std::move(backend), node_name);
-  spdlog::info("node_name={}", node_name);
-  absl::StatusOr<GpuSharing> sharing = ParseGpuSharing(absl::GetFlag(FLAGS_gpu_sharing));
-  if (!sharing.ok()) {
-    spdlog::critical("{}", std::string(sharing.status().message()));
-    return 2;
-  }
-  std::shared_ptr<const Nvml> nvml;
-  if (absl::StatusOr<std::shared_ptr<Nvml>> loaded = Nvml::Load(absl::GetFlag(FLAGS_nvml_library));
-      loaded.ok()) {
-    nvml = *std::move(loaded);
-    spdlog::info("NVML loaded: kernel driver {}", nvml->driver_version());
-    backend = WithNvmlFacts(std::move(backend), nvml);
-  } else {
-    spdlog::info("{}; running without NVML: no kernel driver version, NVML index or clock-event "
-                 "reasons, no busy check", std::string(loaded.status().message()));
-    if (*sharing == GpuSharing::kShared && backend->name() == "cuda") {
-      spdlog::critical("--gpu_sharing=shared needs NVML to see other processes on the GPUs");
-      return 2;
-    }
-  }
-  std::vector<std::string> uuids;
-  for (int d = 0; d < backend->device_count(); ++d) {
-    absl::StatusOr<DeviceInfo> info = backend->Describe(d);
-    uuids.push_back(info.ok() ? info->uuid : "");
-  }
+  absl::StatusOr<Devices> devices = OpenDevices(config);
+  if (!devices.ok()) return StartupFailed(devices.status());
   // Declared before the engine: its workers use the monitor until they stop.
-  NvmlMonitor monitor(nvml, std::move(uuids), *sharing);
-  spdlog::info("gpu sharing: {}", absl::GetFlag(FLAGS_gpu_sharing));
+  NvmlMonitor monitor(devices->nvml, DeviceUuids(*devices->backend), devices->sharing);
 
-  ServerLimits limits;
-  limits.max_elements = absl::GetFlag(FLAGS_max_elements);
-  limits.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
-  limits.defaults.min_samples = absl::GetFlag(FLAGS_default_min_samples);
-  limits.defaults.min_time_seconds = absl::GetFlag(FLAGS_default_min_time_seconds);
-  const bool cpu = backend->name() == "cpu";
-  const double noise = absl::GetFlag(FLAGS_default_max_noise);
-  const double timeout = absl::GetFlag(FLAGS_default_timeout_seconds);
-  limits.defaults.max_noise = noise > 0 ? noise : (cpu ? 0.02 : 0.005);
-  limits.defaults.timeout_seconds = timeout > 0 ? timeout : (cpu ? 3.0 : 15.0);
-  limits.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
-  limits.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
-  limits.max_warmup_seconds = absl::GetFlag(FLAGS_max_warmup_seconds);
-  limits.host_memory.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
-  Engine engine(std::move(backend), limits);
+  const ServerLimits limits = LimitsFor(config, *devices->backend);
+  std::atomic<int> exit_code{kExitStopped};  // kExitDeviceLost after a device fault
+  Engine engine(std::move(devices->backend), limits);
   engine.SetMonitor(&monitor);
-  // The limits must admit a request that leaves every field to the server's defaults.
-  {
-    RunRequest plain;
-    plain.kernel = std::string(AllKernels().front().name);
-    plain.elements = 1;
-    plain.verify = false;
-    if (absl::StatusOr<RunSpec> spec = engine.Resolve(plain); !spec.ok()) {
-      spdlog::critical("these limits refuse even a request that uses every default: {}",
-                       spec.status().ToString());
-      return 2;
-    }
-  }
-  // A sticky device error (illegal address, ECC...) leaves the CUDA context unusable: stop serving
-  // and exit non-zero so the orchestrator restarts the process (and alerts).
-  std::atomic<int> exit_code{0};
-  engine.SetDeviceLostHandler([&exit_code](int device, const absl::Status& status) {
-    if (exit_code.exchange(3) == 0) {
-      spdlog::critical("device {} is lost ({}); shutting down with exit code 3", device,
-                       std::string(status.message()));
-      kill(getpid(), SIGTERM);
-    }
-  });
+  if (absl::Status fits = CheckDefaultsFit(engine); !fits.ok()) return StartupFailed(fits);
+  StopOnDeviceLoss(&engine, &exit_code);
 
   auto registry = std::make_shared<prometheus::Registry>();
-  Metrics metrics(registry, {.max_result_series = absl::GetFlag(FLAGS_metrics_max_series),
-                             .node_name = node_name});
+  Metrics metrics(registry, {.max_result_series = config.metrics.max_series,
+                             .node_name = config.node_name});
   engine.AddObserver(&metrics);
-  {
-    std::vector<DeviceInfo> devices;
-    for (int d = 0; d < engine.backend().device_count(); ++d) {
-      if (absl::StatusOr<DeviceInfo> info = engine.backend().Describe(d); info.ok()) {
-        devices.push_back(*info);
-      }
-    }
-    metrics.SetInfo(devices, std::string(engine.backend().name()));
-  }
-  std::unique_ptr<prometheus::Exposer> exposer;
-  if (const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-      !metrics_listen.empty()) {
-    try {
-      // Threads and a request timeout so that idle or slow connections cannot hold every thread.
-      exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-          "listening_ports", metrics_listen,
-          "num_threads", std::to_string(absl::GetFlag(FLAGS_metrics_threads)),
-          "request_timeout_ms", std::to_string(absl::GetFlag(FLAGS_metrics_request_timeout_ms)),
-          "keep_alive_timeout_ms", std::to_string(absl::GetFlag(FLAGS_metrics_request_timeout_ms)),
-          "connection_queue", "1024"});
-    } catch (const std::exception& e) {
-      const absl::Status why = CheckAddressBindable(metrics_listen);
-      spdlog::critical("could not serve metrics on --metrics_listen={}: {}", metrics_listen,
-                       why.ok() ? std::string(e.what()) : std::string(why.message()));
-      return 2;
-    }
-    if (const std::string f = absl::GetFlag(FLAGS_metrics_token_file); !f.empty()) {
-      absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(f);
-      if (!tokens.ok()) {
-        spdlog::critical("--metrics_token_file: {}", std::string(tokens.status().message()));
-        return 2;
-      }
-      exposer->RegisterAuth(
-          [tokens = *std::move(tokens)](const std::string&, const std::string& password) {
-            bool match = false;
-            for (const std::string& t : tokens) match |= ConstantTimeEquals(password, t);
-            return match;
-          },
-          "gpubench");
-      spdlog::info("/metrics needs basic auth (tokens from {})", f);
-    }
-    exposer->RegisterCollectable(registry);
-    const int metrics_port = exposer->GetListeningPorts().at(0);
-    if (const std::string f = absl::GetFlag(FLAGS_metrics_port_file); !f.empty()) {
-      std::ofstream(f) << metrics_port << "\n";
-    }
-    spdlog::info("serving Prometheus metrics on {} (port {}) at /metrics", metrics_listen,
-                 metrics_port);
-  }
+  PublishDeviceInfo(engine.backend(), &metrics);
+  absl::StatusOr<std::unique_ptr<prometheus::Exposer>> exposer =
+      ServeMetrics(config.metrics, registry);
+  if (!exposer.ok()) return StartupFailed(exposer.status());
 
-  // Before the scheduler: its runs use the tuned defaults too.
-  std::unique_ptr<TunedDefaultsStore> tuned_store;
-  if (const std::string f = absl::GetFlag(FLAGS_tuned_defaults_file); !f.empty()) {
-    absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> opened = TunedDefaultsStore::Open(f, &engine);
-    if (!opened.ok()) {
-      spdlog::critical("{}", opened.status().ToString());
-      return 2;
-    }
-    tuned_store = *std::move(opened);
-    spdlog::info("tuned defaults: {} applied from {}", tuned_store->applied_at_start(), f);
-  }
-  std::unique_ptr<Scheduler> scheduler;
-  if (const std::string plan_file = absl::GetFlag(FLAGS_schedule_plan); !plan_file.empty()) {
-    std::string text;
-    if (!ReadFileToString(plan_file, &text)) {
-      spdlog::critical("cannot read --schedule_plan {}", plan_file);
-      return 2;
-    }
-    absl::StatusOr<v1::Plan> plan = ParsePlanJson(text);
-    absl::StatusOr<std::unique_ptr<Scheduler>> created =
-        plan.ok() ? Scheduler::Create(&engine, *plan,
-                                      absl::Seconds(absl::GetFlag(FLAGS_schedule_interval_seconds)),
-                                      absl::GetFlag(FLAGS_max_sweep_items))
-                  : absl::StatusOr<std::unique_ptr<Scheduler>>(plan.status());
-    if (!created.ok()) {
-      spdlog::critical("invalid --schedule_plan {}: {}", plan_file, created.status().ToString());
-      return 2;
-    }
-    scheduler = *std::move(created);
-  }
-
+  // The tuned defaults before the scheduler: its runs use them too.
+  absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> tuned_store =
+      OpenTunedDefaults(config, &engine);
+  if (!tuned_store.ok()) return StartupFailed(tuned_store.status());
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = CreateScheduler(config, &engine);
+  if (!scheduler.ok()) return StartupFailed(scheduler.status());
+  absl::StatusOr<std::optional<TokenAuthenticator>> auth = LoadTokens(config);
+  if (!auth.ok()) return StartupFailed(auth.status());
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      ServerCredentialsFor(config.tls);
+  if (!credentials.ok()) return StartupFailed(credentials.status());
   ServiceOptions service_options;
-  service_options.max_sweep_items = absl::GetFlag(FLAGS_max_sweep_items);
-  {
-    v1::GetServerInfoResponse& info = service_options.server_info;
-    info.set_version(kGpubenchVersion);
-    info.set_git_revision(kGpubenchGitRevision);
-    *info.mutable_start_time() =
-        google::protobuf::util::TimeUtil::NanosecondsToTimestamp(absl::GetCurrentTimeNanos());
-    info.mutable_limits()->set_max_message_bytes(absl::GetFlag(FLAGS_max_message_bytes));
-    info.mutable_limits()->set_max_concurrent_streams(absl::GetFlag(FLAGS_max_concurrent_streams));
-    info.set_tls(!absl::GetFlag(FLAGS_tls_cert).empty());
-  }
-  service_options.tuned_store = tuned_store.get();
-  std::optional<TokenAuthenticator> auth;
-  if (const std::string token_file = absl::GetFlag(FLAGS_token_file); !token_file.empty()) {
-    absl::StatusOr<TokenAuthenticator> loaded = TokenAuthenticator::FromFile(token_file);
-    if (!loaded.ok()) {
-      spdlog::critical("{}", loaded.status().ToString());
-      return 2;
-    }
-    auth = *std::move(loaded);
-    service_options.auth = &*auth;
-    spdlog::info("bearer-token authentication on (tokens from {})", token_file);
-  }
-  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
-  const std::string tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  const std::string tls_key = absl::GetFlag(FLAGS_tls_key);
-  if (!tls_cert.empty() || !tls_key.empty()) {
-    auto read = [](const std::string& path, std::string* out) {
-      return ReadFileToString(path, out) && !out->empty();  // false for directories too
-    };
-    grpc::SslServerCredentialsOptions ssl;
-    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-    if (!read(tls_cert, &pair.cert_chain) || !read(tls_key, &pair.private_key)) {
-      spdlog::critical("--tls_cert and --tls_key must both name readable PEM files");
-      return 2;
-    }
-    ssl.pem_key_cert_pairs.push_back(pair);
-    if (const std::string ca = absl::GetFlag(FLAGS_tls_client_ca); !ca.empty()) {
-      if (!read(ca, &ssl.pem_root_certs)) {
-        spdlog::critical("cannot read --tls_client_ca {}", ca);
-        return 2;
-      }
-      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
-    }
-    if (absl::Status pem = CheckTlsMaterial(pair.cert_chain, pair.private_key, ssl.pem_root_certs);
-        !pem.ok()) {
-      spdlog::critical("{}", std::string(pem.message()));
-      return 2;
-    }
-    credentials = grpc::SslServerCredentials(ssl);
-    spdlog::info("TLS on{}", ssl.pem_root_certs.empty() ? "" : " with client certificates (mTLS)");
-  }
+  service_options.max_sweep_items = config.max_sweep_items;
+  service_options.server_info = ServerInfoFor(config);
+  service_options.tuned_store = tuned_store->get();
+  if (auth->has_value()) service_options.auth = &**auth;
   BenchmarkService service(&engine, service_options);
 
-  grpc::EnableDefaultHealthCheckService(true);
-  // gRPC's health service carries no protobuf descriptors; linking the generated health.proto
-  // registers them, so reflection (grpcurl) can describe grpc.health.v1.Health.
-  (void)grpc::health::v1::HealthCheckRequest::descriptor();
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  int port = 0;
-  const std::string listen = absl::GetFlag(FLAGS_listen);
-  builder.AddListeningPort(listen, credentials, &port);
-  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
-  // gRPC sets SO_REUSEPORT by default: a second server on the same port would silently take a
-  // share of the calls. Off, so a taken port fails start-up.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  ApplyAbuseLimits(&builder);
-  builder.RegisterService(&service);
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-  interceptors.push_back(MakeRpcMetricsInterceptor(&metrics));
-  builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    const absl::Status why = CheckAddressBindable(listen);
-    spdlog::critical("could not listen on --listen={}: {}", listen,
-                     why.ok() ? "gRPC refused the address or the TLS material"
-                              : std::string(why.message()));
-    return 2;
-  }
-  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
-  health->SetServingStatus("gpubench.v1.Benchmark", true);
-  health->SetServingStatus(true);
-  if (const std::string port_file = absl::GetFlag(FLAGS_port_file); !port_file.empty()) {
-    std::ofstream(port_file) << port << "\n";
-  }
-  spdlog::info("serving gpubench.v1.Benchmark on {} (port {}) backend={}", listen, port,
-               std::string(engine.backend().name()));
-  if (scheduler) {
-    scheduler->Start();
-    spdlog::info("scheduled plan {} every {} s", absl::GetFlag(FLAGS_schedule_plan),
-                 absl::GetFlag(FLAGS_schedule_interval_seconds));
+  absl::StatusOr<StartedServer> server =
+      StartGrpcServer(config, *std::move(credentials), &service, &metrics);
+  if (!server.ok()) return StartupFailed(server.status());
+  spdlog::info("serving gpubench.v1.Benchmark on {} (port {}) backend={}", config.listen,
+               server->port, std::string(engine.backend().name()));
+  if (*scheduler) {
+    (*scheduler)->Start();
+    spdlog::info("scheduled plan {} every {} s", config.schedule_plan,
+                 config.schedule_interval_seconds);
   }
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  const int signal_number = WaitForStopSignal(stop_signals);
   spdlog::info("signal {} received: not serving, draining for up to {} s", signal_number,
-               absl::GetFlag(FLAGS_shutdown_grace_seconds));
-  health->SetServingStatus(false);
-  if (scheduler) scheduler->Stop();
-  const absl::Duration grace = exit_code != 0
-                                   ? absl::ZeroDuration()
-                                   : absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
-  engine.Shutdown(grace);
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  if (exit_code != 0) {
-    spdlog::critical("stopped after a device fault (exit {})", exit_code.load());
-    return exit_code;
-  }
-  spdlog::info("stopped cleanly");
-  return 0;
+               config.shutdown_grace_seconds);
+  return DrainAndStop(config, exit_code.load(), server->server.get(), scheduler->get(), &engine);
 }
 
 }  // namespace
@@ -541,7 +244,7 @@ int main(int argc, char** argv) {
   if (args.size() > 1) {
     std::cerr << "gpubench_server: unexpected argument '" << gpubench::EchoForMessage(args[1])
               << "' (flags are --name=value); see gpubench_server --help\n";
-    return 2;
+    return gpubench::kExitBadStartup;
   }
   return gpubench::Main();
 }

@@ -1,18 +1,41 @@
 #include "server/startup.h"
 
+#include <fmt/format.h>
+#include <google/protobuf/util/time_util.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <netdb.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <pthread.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/build_info.h"
+#include "common/files.h"
+#include "common/tokens.h"
+#include "grpc/health/v1/health.pb.h"
+#include "kernels/nvml_backend.h"
+#include "proto/plan_json.h"
+#include "server/service/rpc_metrics.h"
+#if GPUBENCH_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
 
 namespace gpubench {
 namespace {
@@ -26,7 +49,369 @@ std::string OpenSslError() {
   return buffer;
 }
 
+absl::StatusOr<std::unique_ptr<Backend>> ChooseBackend(const ServerConfig& config) {
+  const std::string& which = config.backend;
+  if (which == "cuda" || which == "auto") {
+#if GPUBENCH_HAVE_CUDA
+    absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCudaBackend();
+    if (cuda.ok()) {
+      spdlog::info("backend=cuda devices={}", (*cuda)->device_count());
+      return *std::move(cuda);
+    }
+    if (which == "cuda") {
+      return absl::FailedPreconditionError(fmt::format(
+          "backend=cuda requested but unavailable: {}", cuda.status().ToString()));
+    }
+    spdlog::info("backend=auto: no usable CUDA device ({}); using cpu",
+                 std::string(cuda.status().message()));
+#else
+    if (which == "cuda") {
+      return absl::FailedPreconditionError(
+          "backend=cuda requested but this build has no CUDA backend");
+    }
+    spdlog::info("backend=auto: built without CUDA; using cpu");
+#endif
+  } else if (which != "cpu") {
+    return absl::InvalidArgumentError(
+        fmt::format("--backend must be auto, cpu or cuda (got '{}')", which));
+  }
+  if (!(config.cpu.min_launch_seconds >= 0 && config.cpu.min_launch_seconds <= 10)) {
+    return absl::InvalidArgumentError(
+        fmt::format("--cpu_min_launch_seconds must be between 0 and 10 (got {})",
+                    config.cpu.min_launch_seconds));
+  }
+  auto backend = MakeCpuBackend(config.cpu);
+  spdlog::info("backend=cpu devices={}", backend->device_count());
+  return backend;
+}
+
+// Bounds on what one client (or a flood of cancelled streams, the HTTP/2 "rapid reset") can
+// make gRPC hold: streams per connection, a memory quota for the whole transport, and pings.
+void ApplyAbuseLimits(const ServerConfig& config, grpc::ServerBuilder* builder) {
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.max_concurrent_streams);
+  grpc::ResourceQuota quota("gpubench_server");
+  quota.Resize(static_cast<size_t>(config.max_memory_bytes));
+  builder->SetResourceQuota(quota);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+}
+
+// A readable, non-empty file (false for directories too).
+bool ReadNonEmpty(const std::string& path, std::string* out) {
+  return ReadFileToString(path, out) && !out->empty();
+}
+
 }  // namespace
+
+absl::Status ValidateConfig(const ServerConfig& c) {
+  std::vector<std::string> problems;
+  auto number = [&](const char* name, double value, double lo, double hi, const char* why = "") {
+    if (!(std::isfinite(value) && value >= lo && value <= hi)) {  // NaN fails every comparison
+      problems.push_back(absl::StrCat("--", name, "=", value, " must be in [", lo, ", ", hi, "]",
+                                      why));
+    }
+  };
+  auto default_or = [&](const char* name, double value, double lo, double hi) {
+    if (value != -1) number(name, value, lo, hi, " or -1 (the backend's default)");
+  };
+  number("cpu_devices", c.cpu.devices, 1, 256);
+  number("cpu_threads", c.cpu.threads_per_device, 0, 4096);
+  number("max_elements", static_cast<double>(c.max_elements), 1, 1e15);
+  number("queue_capacity", c.queue_capacity, 1, 1e6);
+  number("max_sweep_items", c.max_sweep_items, 1, 1e6);
+  number("default_min_samples", c.default_min_samples, 1, 1e6);
+  number("default_min_time_seconds", c.default_min_time_seconds, 0, 60);
+  default_or("default_max_noise", c.default_max_noise, 1e-6, 1);
+  number("max_timeout_seconds", c.max_timeout_seconds, 1e-3, 86400);
+  default_or("default_timeout_seconds", c.default_timeout_seconds, 1e-3, c.max_timeout_seconds);
+  number("max_warmup_seconds", c.max_warmup_seconds, 0.001, 3600);
+  number("shutdown_grace_seconds", c.shutdown_grace_seconds, 0, 3600);
+  number("max_message_bytes", c.max_message_bytes, 64 << 10, 1 << 30);
+  number("metrics_max_series", c.metrics.max_series, 1, 1e6);
+  number("metrics_threads", c.metrics.threads, 1, 1024);
+  number("metrics_request_timeout_ms", c.metrics.request_timeout_ms, 100, 600000);
+  number("schedule_interval_seconds", c.schedule_interval_seconds, 1, 7 * 86400);
+  number("max_concurrent_streams", c.max_concurrent_streams, 1, 100000);
+  number("max_memory_bytes", static_cast<double>(c.max_memory_bytes), 64 << 20, 1e15);
+  // Partial TLS would silently serve plaintext.
+  const bool cert = !c.tls.cert.empty();
+  const bool key = !c.tls.key.empty();
+  const bool client_ca = !c.tls.client_ca.empty();
+  if (cert != key || (client_ca && !cert)) {
+    problems.push_back(
+        "TLS needs both --tls_cert and --tls_key (and --tls_client_ca only with them); a partial "
+        "TLS configuration would serve plaintext");
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+}
+
+absl::StatusOr<Devices> OpenDevices(const ServerConfig& config) {
+  absl::StatusOr<std::unique_ptr<Backend>> chosen = ChooseBackend(config);
+  if (!chosen.ok()) return chosen.status();
+  Devices devices;
+  devices.backend = WithNodeName(*std::move(chosen), config.node_name);
+  spdlog::info("node_name={}", config.node_name);
+  absl::StatusOr<GpuSharing> sharing = ParseGpuSharing(config.gpu_sharing);
+  if (!sharing.ok()) return sharing.status();
+  devices.sharing = *sharing;
+  if (absl::StatusOr<std::shared_ptr<Nvml>> loaded = Nvml::Load(config.nvml_library); loaded.ok()) {
+    devices.nvml = *std::move(loaded);
+    spdlog::info("NVML loaded: kernel driver {}", devices.nvml->driver_version());
+    devices.backend = WithNvmlFacts(std::move(devices.backend), devices.nvml);
+  } else {
+    spdlog::info("{}; running without NVML: no kernel driver version, NVML index or clock-event "
+                 "reasons, no busy check", std::string(loaded.status().message()));
+    if (devices.sharing == GpuSharing::kShared && devices.backend->name() == "cuda") {
+      return absl::FailedPreconditionError(
+          "--gpu_sharing=shared needs NVML to see other processes on the GPUs");
+    }
+  }
+  spdlog::info("gpu sharing: {}", config.gpu_sharing);
+  return devices;
+}
+
+std::vector<std::string> DeviceUuids(const Backend& backend) {
+  std::vector<std::string> uuids;
+  for (int d = 0; d < backend.device_count(); ++d) {
+    absl::StatusOr<DeviceInfo> info = backend.Describe(d);
+    uuids.push_back(info.ok() ? info->uuid : "");
+  }
+  return uuids;
+}
+
+ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend) {
+  ServerLimits limits;
+  limits.max_elements = config.max_elements;
+  limits.queue_capacity = config.queue_capacity;
+  limits.defaults.min_samples = config.default_min_samples;
+  limits.defaults.min_time_seconds = config.default_min_time_seconds;
+  const bool cpu = backend.name() == "cpu";
+  limits.defaults.max_noise =
+      config.default_max_noise > 0 ? config.default_max_noise : (cpu ? 0.02 : 0.005);
+  limits.defaults.timeout_seconds =
+      config.default_timeout_seconds > 0 ? config.default_timeout_seconds : (cpu ? 3.0 : 15.0);
+  limits.max_timeout_seconds = config.max_timeout_seconds;
+  limits.allow_profiling = config.allow_profiling;
+  limits.max_warmup_seconds = config.max_warmup_seconds;
+  limits.host_memory.cgroup_root = config.cgroup_root;
+  return limits;
+}
+
+absl::Status CheckDefaultsFit(const Engine& engine) {
+  RunRequest plain;
+  plain.kernel = std::string(AllKernels().front().name);
+  plain.elements = 1;
+  plain.verify = false;
+  if (absl::StatusOr<RunSpec> spec = engine.Resolve(plain); !spec.ok()) {
+    return absl::InvalidArgumentError(
+        fmt::format("these limits refuse even a request that uses every default: {}",
+                    spec.status().ToString()));
+  }
+  return absl::OkStatus();
+}
+
+void StopOnDeviceLoss(Engine* engine, std::atomic<int>* exit_code) {
+  engine->SetDeviceLostHandler([exit_code](int device, const absl::Status& status) {
+    if (exit_code->exchange(kExitDeviceLost) == 0) {
+      spdlog::critical("device {} is lost ({}); shutting down with exit code 3", device,
+                       std::string(status.message()));
+      kill(getpid(), SIGTERM);
+    }
+  });
+}
+
+void PublishDeviceInfo(const Backend& backend, Metrics* metrics) {
+  std::vector<DeviceInfo> devices;
+  for (int d = 0; d < backend.device_count(); ++d) {
+    if (absl::StatusOr<DeviceInfo> info = backend.Describe(d); info.ok()) {
+      devices.push_back(*info);
+    }
+  }
+  metrics->SetInfo(devices, std::string(backend.name()));
+}
+
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(
+    const ServerConfig::MetricsEndpoint& config, std::shared_ptr<prometheus::Registry> registry) {
+  if (config.listen.empty()) return nullptr;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  try {
+    // Threads and a request timeout so that idle or slow connections cannot hold every thread.
+    exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", config.listen,
+        "num_threads", std::to_string(config.threads),
+        "request_timeout_ms", std::to_string(config.request_timeout_ms),
+        "keep_alive_timeout_ms", std::to_string(config.request_timeout_ms),
+        "connection_queue", "1024"});
+  } catch (const std::exception& e) {
+    const absl::Status why = CheckAddressBindable(config.listen);
+    return absl::FailedPreconditionError(
+        fmt::format("could not serve metrics on --metrics_listen={}: {}", config.listen,
+                    why.ok() ? std::string(e.what()) : std::string(why.message())));
+  }
+  if (!config.token_file.empty()) {
+    absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(config.token_file);
+    if (!tokens.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("--metrics_token_file: {}", std::string(tokens.status().message())));
+    }
+    exposer->RegisterAuth(
+        [tokens = *std::move(tokens)](const std::string&, const std::string& password) {
+          bool match = false;
+          for (const std::string& t : tokens) match |= ConstantTimeEquals(password, t);
+          return match;
+        },
+        "gpubench");
+    spdlog::info("/metrics needs basic auth (tokens from {})", config.token_file);
+  }
+  exposer->RegisterCollectable(registry);
+  const int port = exposer->GetListeningPorts().at(0);
+  if (!config.port_file.empty()) std::ofstream(config.port_file) << port << "\n";
+  spdlog::info("serving Prometheus metrics on {} (port {}) at /metrics", config.listen, port);
+  return exposer;
+}
+
+absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> OpenTunedDefaults(const ServerConfig& config,
+                                                                    Engine* engine) {
+  if (config.tuned_defaults_file.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> opened =
+      TunedDefaultsStore::Open(config.tuned_defaults_file, engine);
+  if (!opened.ok()) return absl::Status(opened.status().code(), opened.status().ToString());
+  spdlog::info("tuned defaults: {} applied from {}", (*opened)->applied_at_start(),
+               config.tuned_defaults_file);
+  return opened;
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(const ServerConfig& config,
+                                                           Engine* engine) {
+  const std::string& plan_file = config.schedule_plan;
+  if (plan_file.empty()) return nullptr;
+  std::string text;
+  if (!ReadFileToString(plan_file, &text)) {
+    return absl::InvalidArgumentError(fmt::format("cannot read --schedule_plan {}", plan_file));
+  }
+  absl::StatusOr<v1::Plan> plan = ParsePlanJson(text);
+  absl::StatusOr<std::unique_ptr<Scheduler>> created =
+      plan.ok() ? Scheduler::Create(engine, *plan, absl::Seconds(config.schedule_interval_seconds),
+                                    config.max_sweep_items)
+                : absl::StatusOr<std::unique_ptr<Scheduler>>(plan.status());
+  if (!created.ok()) {
+    return absl::InvalidArgumentError(fmt::format("invalid --schedule_plan {}: {}", plan_file,
+                                                  created.status().ToString()));
+  }
+  return created;
+}
+
+absl::StatusOr<std::optional<TokenAuthenticator>> LoadTokens(const ServerConfig& config) {
+  if (config.token_file.empty()) return std::nullopt;
+  absl::StatusOr<TokenAuthenticator> loaded = TokenAuthenticator::FromFile(config.token_file);
+  if (!loaded.ok()) return absl::Status(loaded.status().code(), loaded.status().ToString());
+  spdlog::info("bearer-token authentication on (tokens from {})", config.token_file);
+  return std::optional<TokenAuthenticator>(*std::move(loaded));
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const ServerConfig::Tls& tls) {
+  if (tls.cert.empty() && tls.key.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  if (!ReadNonEmpty(tls.cert, &pair.cert_chain) || !ReadNonEmpty(tls.key, &pair.private_key)) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key must both name readable PEM files");
+  }
+  ssl.pem_key_cert_pairs.push_back(pair);
+  if (!tls.client_ca.empty()) {
+    if (!ReadNonEmpty(tls.client_ca, &ssl.pem_root_certs)) {
+      return absl::InvalidArgumentError(fmt::format("cannot read --tls_client_ca {}", tls.client_ca));
+    }
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  if (absl::Status pem = CheckTlsMaterial(pair.cert_chain, pair.private_key, ssl.pem_root_certs);
+      !pem.ok()) {
+    return pem;
+  }
+  spdlog::info("TLS on{}", ssl.pem_root_certs.empty() ? "" : " with client certificates (mTLS)");
+  return grpc::SslServerCredentials(ssl);
+}
+
+v1::GetServerInfoResponse ServerInfoFor(const ServerConfig& config) {
+  v1::GetServerInfoResponse info;
+  info.set_version(kGpubenchVersion);
+  info.set_git_revision(kGpubenchGitRevision);
+  *info.mutable_start_time() =
+      google::protobuf::util::TimeUtil::NanosecondsToTimestamp(absl::GetCurrentTimeNanos());
+  info.mutable_limits()->set_max_message_bytes(config.max_message_bytes);
+  info.mutable_limits()->set_max_concurrent_streams(config.max_concurrent_streams);
+  info.set_tls(!config.tls.cert.empty());
+  return info;
+}
+
+absl::StatusOr<StartedServer> StartGrpcServer(const ServerConfig& config,
+                                              std::shared_ptr<grpc::ServerCredentials> credentials,
+                                              grpc::Service* service, Metrics* metrics) {
+  grpc::EnableDefaultHealthCheckService(true);
+  // gRPC's health service carries no protobuf descriptors; linking the generated health.proto
+  // registers them, so reflection (grpcurl) can describe grpc.health.v1.Health.
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  StartedServer started;
+  builder.AddListeningPort(config.listen, credentials, &started.port);
+  builder.SetMaxReceiveMessageSize(config.max_message_bytes);
+  // gRPC sets SO_REUSEPORT by default: a second server on the same port would silently take a
+  // share of the calls. Off, so a taken port fails start-up.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  ApplyAbuseLimits(config, &builder);
+  builder.RegisterService(service);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(MakeRpcMetricsInterceptor(metrics));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  started.server = builder.BuildAndStart();
+  if (!started.server || started.port == 0) {
+    const absl::Status why = CheckAddressBindable(config.listen);
+    return absl::FailedPreconditionError(
+        fmt::format("could not listen on --listen={}: {}", config.listen,
+                    why.ok() ? "gRPC refused the address or the TLS material"
+                             : std::string(why.message())));
+  }
+  grpc::HealthCheckServiceInterface* health = started.server->GetHealthCheckService();
+  health->SetServingStatus("gpubench.v1.Benchmark", true);
+  health->SetServingStatus(true);
+  if (!config.port_file.empty()) std::ofstream(config.port_file) << started.port << "\n";
+  return started;
+}
+
+sigset_t BlockStopSignals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
+
+int WaitForStopSignal(const sigset_t& stop_signals) {
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  return signal_number;
+}
+
+int DrainAndStop(const ServerConfig& config, int exit_code, grpc::Server* server,
+                 Scheduler* scheduler, Engine* engine) {
+  server->GetHealthCheckService()->SetServingStatus(false);
+  if (scheduler != nullptr) scheduler->Stop();
+  const absl::Duration grace = exit_code != kExitStopped
+                                   ? absl::ZeroDuration()
+                                   : absl::Seconds(config.shutdown_grace_seconds);
+  engine->Shutdown(grace);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  if (exit_code != kExitStopped) {
+    spdlog::critical("stopped after a device fault (exit {})", exit_code);
+    return exit_code;
+  }
+  spdlog::info("stopped cleanly");
+  return kExitStopped;
+}
+
 
 absl::Status CheckAddressBindable(const std::string& host_port) {
   const size_t colon = host_port.rfind(':');

@@ -1,17 +1,159 @@
-// Start-up diagnostics of gpubench_server: say precisely why an address or TLS material cannot be
-// used, instead of gRPC's or civetweb's generic failure.
+// The steps of gpubench_server's life, each a function of the configuration read from its flags
+// (server/main.cc): validate the configuration, open the devices, size the engine, serve metrics,
+// build the services, start the gRPC server, and drain on a stop signal. Each start-up step
+// answers an error whose message is the operator-facing reason; main logs it and exits 2.
+// Also the start-up diagnostics: say precisely why an address or TLS material cannot be used,
+// instead of gRPC's or civetweb's generic failure.
 #ifndef GPUBENCH_SERVER_STARTUP_H_
 #define GPUBENCH_SERVER_STARTUP_H_
 
+#include <csignal>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 
+#include <grpcpp/grpcpp.h>
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+#include "kernels/cpu_backend.h"
+#include "kernels/nvml.h"
+#include "server/engine/engine.h"
+#include "server/engine/nvml_monitor.h"
+#include "server/metrics/metrics.h"
+#include "server/service/auth.h"
+#include "server/service/scheduler.h"
+#include "server/service/tuned_store.h"
 
 namespace gpubench {
 
-// Binds a TCP socket to `host_port` ("127.0.0.1:50051", "[::]:50051", "localhost:9464") the
-// way a server would (no SO_REUSEPORT) and releases it. OK when that works; otherwise an error
-// naming the address and the reason (FAILED_PRECONDITION "address ... is already in use", ...).
+// Process exit codes of gpubench_server (the e2e tests and the DaemonSet rely on them).
+inline constexpr int kExitStopped = 0;        // a stop signal, drained cleanly
+inline constexpr int kExitBadStartup = 2;     // a flag, file, address or TLS material unusable
+inline constexpr int kExitDeviceLost = 3;     // a sticky device error: restart the process
+
+// Everything the server's flags say, one field per flag (see the flag help in server/main.cc).
+struct ServerConfig {
+  // The gRPC endpoint.
+  std::string listen;
+  std::string port_file;
+  int max_message_bytes = 0;
+  int max_concurrent_streams = 0;
+  int64_t max_memory_bytes = 0;
+  // The devices.
+  std::string backend;          // auto | cpu | cuda
+  CpuBackendOptions cpu;        // uuid_seed already defaulted to node_name
+  std::string node_name;        // resolved: --node_name, $NODE_NAME or the host name
+  std::string gpu_sharing;      // exclusive | shared
+  std::string nvml_library;
+  // The engine's limits and defaults (-1: the backend's default).
+  int64_t max_elements = 0;
+  int queue_capacity = 0;
+  int max_sweep_items = 0;
+  int default_min_samples = 0;
+  double default_min_time_seconds = 0;
+  double default_max_noise = -1;
+  double default_timeout_seconds = -1;
+  double max_timeout_seconds = 0;
+  double max_warmup_seconds = 0;
+  std::string cgroup_root;
+  bool allow_profiling = true;
+  double shutdown_grace_seconds = 0;
+  // The Prometheus endpoint.
+  struct MetricsEndpoint {
+    std::string listen;  // empty: no endpoint
+    std::string port_file;
+    std::string token_file;
+    int threads = 0;
+    int request_timeout_ms = 0;
+    int max_series = 0;
+  } metrics;
+  // Services.
+  std::string tuned_defaults_file;
+  std::string schedule_plan;
+  double schedule_interval_seconds = 0;
+  struct Tls {
+    std::string cert, key, client_ca;
+  } tls;
+  std::string token_file;
+};
+
+// Step 1. Every value checked: finite, in a range that makes sense, no partial TLS. Returns every
+// problem found, not only the first (INVALID_ARGUMENT).
+absl::Status ValidateConfig(const ServerConfig& config);
+
+// Step 2. The backend (`config.backend`, the CPU one's options), named after the node, with
+// NVML's facts where NVML loads; the GPU-sharing policy. A backend that cannot be had, an unknown
+// sharing mode, or shared mode on CUDA without NVML is an error.
+struct Devices {
+  std::unique_ptr<Backend> backend;
+  std::shared_ptr<const Nvml> nvml;  // null: NVML did not load
+  GpuSharing sharing = GpuSharing::kExclusive;
+};
+absl::StatusOr<Devices> OpenDevices(const ServerConfig& config);
+// The UUID of each device ("" where Describe fails), for the NVML monitor.
+std::vector<std::string> DeviceUuids(const Backend& backend);
+
+// Step 3. The engine's limits, with the backend's defaults where the config says -1 (CPU: 2%
+// noise and 3 s; CUDA: nvbench's 0.5% and 15 s).
+ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend);
+// The limits must admit a request that leaves every field to the server's defaults.
+absl::Status CheckDefaultsFit(const Engine& engine);
+// A sticky device error (illegal address, ECC...) leaves the CUDA context unusable: the first
+// one sets `exit_code` to kExitDeviceLost and raises SIGTERM, so the process stops serving and
+// the orchestrator restarts it.
+void StopOnDeviceLoss(Engine* engine, std::atomic<int>* exit_code);
+
+// Step 4. The device facts as gpubench_device_info / gpubench_build_info.
+void PublishDeviceInfo(const Backend& backend, Metrics* metrics);
+// Serves `registry` on config.listen (threads and a request timeout so that idle connections
+// cannot hold every thread; basic auth with the token file's tokens). Null when the listen
+// address is empty. Writes the bound port to port_file.
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(
+    const ServerConfig::MetricsEndpoint& config, std::shared_ptr<prometheus::Registry> registry);
+
+// Step 5. The services' parts; each is null (or empty) when its flag is empty.
+absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> OpenTunedDefaults(const ServerConfig& config,
+                                                                    Engine* engine);
+absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(const ServerConfig& config,
+                                                           Engine* engine);
+absl::StatusOr<std::optional<TokenAuthenticator>> LoadTokens(const ServerConfig& config);
+// Insecure credentials without TLS; otherwise the checked PEM material (mTLS with a client CA).
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const ServerConfig::Tls& tls);
+// GetServerInfo's part that main knows: build, start time (now), transport limits, TLS.
+v1::GetServerInfoResponse ServerInfoFor(const ServerConfig& config);
+
+// Step 6. Builds and starts the gRPC server: `service`, health (serving), reflection (with the
+// health service's descriptors), no SO_REUSEPORT, the abuse limits, the RPC metrics
+// interceptor. Writes the bound port to config.port_file. A taken or refused address is an
+// error naming it.
+struct StartedServer {
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+};
+absl::StatusOr<StartedServer> StartGrpcServer(const ServerConfig& config,
+                                              std::shared_ptr<grpc::ServerCredentials> credentials,
+                                              grpc::Service* service, Metrics* metrics);
+
+// Step 7. SIGTERM and SIGINT blocked in this thread and every thread started after it (call
+// first); WaitForStopSignal takes one of them and returns its number.
+sigset_t BlockStopSignals();
+int WaitForStopSignal(const sigset_t& stop_signals);
+// Health NOT_SERVING, scheduler stopped, the engine given the grace period (none after a device
+// fault), the server shut down. Returns the process exit code: kExitStopped or `exit_code`.
+int DrainAndStop(const ServerConfig& config, int exit_code, grpc::Server* server,
+                 Scheduler* scheduler, Engine* engine);
+
+// Diagnostics. Binds a TCP socket to `host_port` ("127.0.0.1:50051", "[::]:50051",
+// "localhost:9464") the way a server would (no SO_REUSEPORT) and releases it. OK when that works;
+// otherwise an error naming the address and the reason (FAILED_PRECONDITION "address ... is
+// already in use", ...).
 absl::Status CheckAddressBindable(const std::string& host_port);
 
 // Parses the PEM certificate chain and private key and checks that the key belongs to the
