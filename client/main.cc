@@ -36,6 +36,8 @@
 #include "client/fleet.h"
 #include "client/nvbench_json.h"
 #include "client/output.h"
+#include "client/rpc_status.h"
+#include "client/tls_probe.h"
 #include "common/command_line.h"
 #include "common/files.h"
 #include "common/echo.h"
@@ -120,74 +122,34 @@ ABSL_FLAG(bool, profile, false,
 namespace gpubench::client {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitRunFailed = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitUnreachable = 3;
-constexpr int kExitAuth = 4;
-constexpr int kExitRegression = 5;
-constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report it
-
-const char* StatusCodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: return "UNKNOWN_CODE";
-  }
+bool UsesTls() {
+  return absl::GetFlag(FLAGS_tls) || !absl::GetFlag(FLAGS_ca_cert).empty() ||
+         !absl::GetFlag(FLAGS_client_cert).empty();
 }
 
-// A connection that failed in the TLS handshake (the server refused our certificate, or we do
-// not trust the server's): an authentication failure, not an unreachable server.
-bool IsTlsHandshakeFailure(const grpc::Status& status) {
-  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return false;
-  const std::string& m = status.error_message();
-  for (const char* marker : {"andshake", "SSL_ERROR", "CERTIFICATE", "certificate", "tlsv1 alert",
-                             "TLSV1_ALERT"}) {
-    if (m.find(marker) != std::string::npos) return true;
+// A TLS 1.3 server that refuses our client certificate closes the connection after the
+// handshake, which gRPC reports as UNAVAILABLE "Socket closed": ask the server why
+// (client/tls_probe.h), so the refusal reads, and exits, as one.
+grpc::Status WithTlsRefusal(const grpc::Status& status) {
+  if (!UsesTls() || status.error_code() != grpc::StatusCode::UNAVAILABLE ||
+      IsTlsHandshakeFailure(status)) {
+    return status;
   }
-  return false;
-}
-
-int ExitCodeFor(const grpc::Status& status) {
-  if (IsTlsHandshakeFailure(status)) return kExitAuth;
-  switch (status.error_code()) {
-    case grpc::StatusCode::OK:
-      return kExitOk;
-    case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return kExitUnreachable;
-    case grpc::StatusCode::UNAUTHENTICATED:
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return kExitAuth;
-    default:
-      return kExitRunFailed;
-  }
+  std::string cert, key;
+  if (const std::string f = absl::GetFlag(FLAGS_client_cert); !f.empty()) ReadFileToString(f, &cert);
+  if (const std::string f = absl::GetFlag(FLAGS_client_key); !f.empty()) ReadFileToString(f, &key);
+  const std::string refusal = ProbeTlsRefusal(absl::GetFlag(FLAGS_target), cert, key);
+  if (refusal.empty()) return status;
+  return grpc::Status(status.error_code(),
+                      absl::StrCat(status.error_message(),
+                                   "; the server refused this client in the TLS handshake: ",
+                                   refusal));
 }
 
 int ReportRpcError(const std::string& what, const grpc::Status& status) {
-  std::cerr << "gpubench: " << what << " failed: " << StatusCodeName(status.error_code()) << ": "
-            << status.error_message() << "\n";
-  if (IsTlsHandshakeFailure(status)) {
-    std::cerr << "gpubench: the TLS handshake failed: the server refused the client certificate "
-                 "(--client_cert/--client_key) or the server's certificate is not trusted "
-                 "(--ca_cert, --tls_server_name)\n";
-  }
-  return ExitCodeFor(status);
+  const grpc::Status reported = WithTlsRefusal(status);
+  std::cerr << RpcErrorMessage(what, reported);
+  return ExitCodeFor(reported);
 }
 
 // Ctrl-C: SIGINT and SIGTERM are blocked in every thread and taken by one watcher thread. While
@@ -272,9 +234,7 @@ int LoadToken() {
 }
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
-  const bool tls = absl::GetFlag(FLAGS_tls) || !absl::GetFlag(FLAGS_ca_cert).empty() ||
-                   !absl::GetFlag(FLAGS_client_cert).empty();
-  if (!tls) {
+  if (!UsesTls()) {
     return grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
   }
   grpc::SslCredentialsOptions ssl;

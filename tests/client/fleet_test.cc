@@ -6,6 +6,12 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_split.h"
+
 namespace gpubench::client {
 namespace {
 
@@ -170,6 +176,112 @@ TEST(FleetBaseline, TheSameGpuOnAnotherNodeOrWithAnotherLaunchIsNotTheSameRow) {
   CompareWithBaseline(baseline, 0.05, &now);
   ASSERT_THAT(now.regressions(), SizeIs(1));  // no SLOWER: nothing matches; the old row is missing
   EXPECT_EQ(now.regressions(0).kind(), v1::FleetRegression::MISSING);
+}
+
+TEST(FleetSummary, OutlierThresholdIsStrictAndLoneOrIdleGroupsHaveNone) {
+  // Median 100 with a 10% threshold: 91 is inside, 89 is an outlier.
+  v1::FleetReport report = Report({Row("a1", "A", 100), Row("a2", "A", 91), Row("a3", "A", 89),
+                                   Row("a4", "A", 100), Row("a5", "A", 101), Row("b1", "B", 10),
+                                   Row("c1", "C", 0), Row("c2", "C", 0)});
+  Summarize(0.10, &report);
+  ASSERT_THAT(report.outliers(), SizeIs(1));
+  EXPECT_EQ(report.outliers(0).node_name(), "a3");
+  EXPECT_DOUBLE_EQ(report.outliers(0).model_median_bandwidth_bytes_per_second(), 100);
+  for (const v1::FleetModelSummary& s : report.summaries()) {
+    if (s.gpu_model() == "B") EXPECT_EQ(s.outliers(), 0) << "a model's only GPU is its median";
+    if (s.gpu_model() == "C") EXPECT_EQ(s.outliers(), 0) << "no bandwidth, no ratio";
+  }
+  // The outlier of this run is not a regression (there is no baseline) but is in the table.
+  const std::string table = RenderFleet(report, "table");
+  EXPECT_THAT(table, HasSubstr("OUTLIER a3 GPU-a3 (A)"));
+  EXPECT_THAT(table, HasSubstr("11.0% under the model's median"));
+  EXPECT_THAT(table, HasSubstr("1 outlier(s)"));
+  EXPECT_THAT(table, ::testing::Not(HasSubstr("regression(s)")));
+}
+
+TEST(FleetBaseline, SlowerNeedsMoreThanTheThresholdAndFasterIsFine) {
+  const v1::FleetReport baseline = Report({Row("n1", "A", 100, 128), Row("n1", "A", 100, 256),
+                                           Row("n1", "A", 100, 512), Row("n2", "A", 0)});
+  // 4% slower (inside 5%), 6% slower, 50% faster; n2's baseline had no bandwidth (nothing to
+  // compare a ratio with).
+  v1::FleetReport now = Report({Row("n1", "A", 96, 128), Row("n1", "A", 94, 256),
+                                Row("n1", "A", 150, 512), Row("n2", "A", 1)});
+  CompareWithBaseline(baseline, 0.05, &now);
+  ASSERT_THAT(now.regressions(), SizeIs(1));
+  EXPECT_EQ(now.regressions(0).kind(), v1::FleetRegression::SLOWER);
+  EXPECT_EQ(now.regressions(0).block_size(), 256);
+  EXPECT_DOUBLE_EQ(now.regression_threshold(), 0.05);
+  // A looser threshold keeps the 6% drop too.
+  CompareWithBaseline(baseline, 0.10, &now);
+  EXPECT_THAT(now.regressions(), SizeIs(0));
+}
+
+TEST(FleetBaseline, OnlyNodesThatCompletedInTheBaselineCanRegressByFailing) {
+  // n1 failed in the baseline and fails now; n9 is new and fails: failures of this run (exit 1),
+  // not regressions (exit 5). n2 completed in the baseline and fails now: FAILED and MISSING.
+  v1::FleetReport baseline = Report({Row("n2", "A", 100)});
+  v1::FleetTarget* old_failure = baseline.add_targets();
+  old_failure->set_target("n1:50051");
+  old_failure->set_node_name("n1");
+  old_failure->set_error("code 14: connection refused");
+  v1::FleetReport now;
+  for (const char* node : {"n1", "n9", "n2"}) {
+    v1::FleetTarget* t = now.add_targets();
+    t->set_target(std::string(node) + ":50051");
+    t->set_node_name(node);
+    t->set_error("code 4: deadline exceeded");
+    t->set_attempts(3);
+  }
+  CompareWithBaseline(baseline, 0.05, &now);
+  ASSERT_THAT(now.regressions(), SizeIs(2));
+  EXPECT_EQ(now.regressions(0).kind(), v1::FleetRegression::FAILED);
+  EXPECT_EQ(now.regressions(0).node_name(), "n2");
+  EXPECT_THAT(now.regressions(0).description(),
+              HasSubstr("completed in the baseline (at n2:50051), failed now: code 4"));
+  EXPECT_EQ(now.regressions(1).kind(), v1::FleetRegression::MISSING);
+  EXPECT_EQ(now.regressions(1).node_name(), "n2");
+  Summarize(0.10, &now);
+  EXPECT_THAT(now.failures(), SizeIs(3));
+  EXPECT_EQ(now.targets_completed(), 0);
+}
+
+TEST(FleetRender, TableAndCsvCarryTheSameRowsFailuresAndRegressions) {
+  v1::FleetReport baseline = Report({Row("n1", "A", 100), Row("n2", "A", 100)});
+  v1::FleetRow unverified = Row("n1", "A", 60);
+  unverified.set_verified(false);
+  v1::FleetReport now = Report({unverified});
+  v1::FleetTarget* dead = now.add_targets();
+  dead->set_target("n2:50051");
+  dead->set_node_name("n2");
+  dead->set_error("code 14: \"connection refused\"");
+  dead->set_attempts(3);
+  Summarize(0.10, &now);
+  now.set_baseline("base.json");
+  CompareWithBaseline(baseline, 0.05, &now);
+
+  const std::string table = RenderFleet(now, "table");
+  EXPECT_THAT(table, HasSubstr("FAIL\n"));  // the unverified row says so
+  EXPECT_THAT(table, HasSubstr("1 of 2 targets completed"));
+  EXPECT_THAT(table, HasSubstr("FAILED n2:50051 (node n2) after 3 attempt(s): code 14"));
+  EXPECT_THAT(table, HasSubstr("3 regression(s) against base.json (more than 5% slower"));
+  EXPECT_THAT(table, HasSubstr("  SLOWER n1 GPU-n1 (A)"));
+  EXPECT_THAT(table, HasSubstr("  FAILED n2 at n2:50051"));
+  EXPECT_THAT(table, HasSubstr("  MISSING n2 GPU-n2 (A)"));
+
+  const std::string csv = RenderFleet(now, "csv");
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(csv, '\n', absl::SkipEmpty())) {
+    lines.emplace_back(line);
+  }
+  ASSERT_THAT(lines, SizeIs(3));
+  const auto fields = [](const std::string& line) {
+    return std::count(line.begin(), line.end(), ',') + 1;
+  };
+  EXPECT_EQ(fields(lines[0]), 16);
+  EXPECT_EQ(fields(lines[1]), 16);  // the row, error empty
+  EXPECT_THAT(lines[1], HasSubstr(",FAIL,"));
+  EXPECT_EQ(fields(lines[2]), 16);  // the failed target, its error in the last field
+  EXPECT_EQ(lines[2], "n2,,,n2:50051,,,,,,,,,,,,\"code 14: 'connection refused'\"");
 }
 
 TEST(FleetJson, TheWholeReportRoundTripsInProtobufsJsonMapping) {
