@@ -21,8 +21,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "e2e/protos/reflection.grpc.pb.h"
 #include "e2e/raw_http2.h"
+#include "e2e/reflection_client.h"
 #include "e2e/server_process.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 
@@ -62,24 +62,12 @@ std::pair<int, std::string> StartupFailure(const std::vector<std::string>& flags
 // but the reflection protocol builds the request from the descriptors it is sent and calls Check.
 TEST(NewUser, HealthCheckThroughReflectionOnly) {
   ServerProcess server({});
-  auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(server.Channel());
-  grpc::ClientContext c;
-  Deadline(&c);
-  auto stream = reflection->ServerReflectionInfo(&c);
-  grpc::reflection::v1alpha::ServerReflectionRequest req;
-  req.set_file_containing_symbol("grpc.health.v1.Health");
-  ASSERT_TRUE(stream->Write(req));
-  grpc::reflection::v1alpha::ServerReflectionResponse resp;
-  ASSERT_TRUE(stream->Read(&resp));
-  ASSERT_FALSE(resp.has_error_response()) << resp.error_response().error_message();
   google::protobuf::DescriptorPool pool;
-  for (const std::string& bytes : resp.file_descriptor_response().file_descriptor_proto()) {
-    google::protobuf::FileDescriptorProto file;
-    ASSERT_TRUE(file.ParseFromString(bytes));
-    ASSERT_NE(pool.BuildFile(file), nullptr) << file.name();
+  {
+    ReflectionClient reflection(server.Channel());
+    ASSERT_TRUE(reflection.LoadSymbol("grpc.health.v1.Health", &pool));
+    EXPECT_TRUE(reflection.Finish().ok());
   }
-  stream->WritesDone();
-  EXPECT_TRUE(stream->Finish().ok());
   const auto* service = pool.FindServiceByName("grpc.health.v1.Health");
   ASSERT_NE(service, nullptr);
   const auto* check = service->FindMethodByName("Check");

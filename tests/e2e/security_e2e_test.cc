@@ -5,45 +5,12 @@
 #include <fstream>
 
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "e2e/pki.h"
 #include "e2e/server_process.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 
 namespace gpubench {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// A CA, a server certificate for localhost/127.0.0.1 and a client certificate, made with openssl.
-class Pki {
- public:
-  Pki() {
-    dir_ = ::testing::TempDir() + "/gpubench_pki_" + std::to_string(getpid());
-    std::filesystem::create_directories(dir_);
-    const std::string d = dir_;
-    const std::string script = absl::StrCat(
-        "set -e; cd ", d, ";",
-        "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=gpubench-test-ca "
-        "-keyout ca.key -out ca.pem;",
-        "openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key -out server.csr;",
-        "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1' > san.ext;",
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-        "-extfile san.ext -out server.pem;",
-        "openssl req -newkey rsa:2048 -nodes -subj /CN=gpubench-client -keyout client.key "
-        "-out client.csr;",
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-        "-out client.pem");
-    ok_ = std::system(("bash -c '" + script + "' >/dev/null 2>&1").c_str()) == 0;
-  }
-  bool ok() const { return ok_; }
-  std::string path(const char* name) const { return dir_ + "/" + name; }
-
- private:
-  std::string dir_;
-  bool ok_ = false;
-};
 
 grpc::Status ListKernels(std::shared_ptr<grpc::Channel> channel, const std::string& token = "") {
   auto stub = v1::Benchmark::NewStub(channel);

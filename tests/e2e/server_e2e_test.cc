@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "e2e/protos/reflection.grpc.pb.h"
+#include "e2e/reflection_client.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 #include "e2e/server_process.h"
 
@@ -350,27 +350,15 @@ TEST_F(E2ETest, HealthIsServing) {
 }
 
 TEST_F(E2ETest, ReflectionListsServices) {
-  auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(server_->Channel());
-  grpc::ClientContext c;
-  Deadline(&c);
-  auto stream = reflection->ServerReflectionInfo(&c);
-  grpc::reflection::v1alpha::ServerReflectionRequest req;
-  req.set_list_services("");
-  ASSERT_TRUE(stream->Write(req));
-  grpc::reflection::v1alpha::ServerReflectionResponse resp;
-  ASSERT_TRUE(stream->Read(&resp));
-  std::set<std::string> services;
-  for (const auto& s : resp.list_services_response().service()) services.insert(s.name());
+  ReflectionClient reflection(server_->Channel());
+  const std::set<std::string> services = reflection.ListServices();
   EXPECT_TRUE(services.count("gpubench.v1.Benchmark"));
   EXPECT_TRUE(services.count("grpc.health.v1.Health"));
   // grpcurl describe needs the file descriptor: ask for the service's file.
-  req.Clear();
-  req.set_file_containing_symbol("gpubench.v1.Benchmark");
-  ASSERT_TRUE(stream->Write(req));
-  ASSERT_TRUE(stream->Read(&resp));
-  ASSERT_EQ(resp.file_descriptor_response().file_descriptor_proto_size(), 2);  // + timestamp
-  stream->WritesDone();
-  EXPECT_TRUE(stream->Finish().ok());
+  std::vector<google::protobuf::FileDescriptorProto> files;
+  ASSERT_TRUE(reflection.FilesContainingSymbol("gpubench.v1.Benchmark", &files));
+  ASSERT_EQ(files.size(), 2u);  // + timestamp
+  EXPECT_TRUE(reflection.Finish().ok());
 }
 
 TEST_F(E2ETest, CliCommandsAndExitCodes) {

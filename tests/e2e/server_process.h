@@ -29,6 +29,8 @@ class ServerProcess {
   explicit ServerProcess(std::vector<std::string> extra_flags, bool wait_for_port = true) {
     dir_ = ::testing::TempDir() + "/gpubench_e2e_" + std::to_string(getpid()) + "_" +
            std::to_string(counter_++);
+    // A folder of an earlier run with the same pid would hand out its stale port file.
+    std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     const std::string port_file = dir_ + "/port";
     std::vector<std::string> args = {GPUBENCH_SERVER_BINARY, "--listen=127.0.0.1:0",
