@@ -26,3 +26,8 @@ deploy_tests="$(dirname "$0")/../tests/deploy"
 if [ ! -d "$deploy_tests/node_modules" ]; then
   npm ci --prefix "$deploy_tests" --no-audit --no-fund --loglevel=error
 fi
+# The README examples' reflection client (tests/e2e/readme): pinned by the lock file.
+readme_tests="$(dirname "$0")/../tests/e2e/readme"
+if [ ! -d "$readme_tests/node_modules" ]; then
+  npm ci --prefix "$readme_tests" --no-audit --no-fund --loglevel=error
+fi
