@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rm -rf .bundle && mkdir -p .bundle/bin .bundle/lib
-for b in gpubench_server gpubench event_timer tests/gpu_test tests/engine_test tests/kernels_test; do
+for b in gpubench_server gpubench event_timer pchase tests/gpu_test tests/engine_test tests/kernels_test; do
   cp "$build/$b" .bundle/bin/
 done
 # Device tests of the newer families, where the build has them.

@@ -144,6 +144,12 @@ void FillRow(const v1::RunResult& r, const std::string& target, v1::FleetRow* ro
   row->set_median_seconds(r.timing().median_seconds());
   row->set_bandwidth_bytes_per_second(r.throughput().bandwidth_bytes_per_second());
   row->set_verified(r.verification().passed() || !r.verification().requested());
+  const v1::Throughput& t = r.throughput();
+  row->set_metric(t.metric().empty() ? "bytes_per_second" : t.metric());
+  row->set_operation_unit(t.operation_unit());
+  row->set_value(row->metric() == "operations_per_second"   ? t.operations_per_second()
+                 : row->metric() == "seconds_per_operation" ? t.seconds_per_operation()
+                                                            : t.bandwidth_bytes_per_second());
 }
 
 void FillRegressionFrom(const v1::FleetRow& r, v1::FleetRegression* g) {

@@ -28,6 +28,9 @@ std::span<const KernelVariant> SaxpyVariants();
 extern const KernelFamily kCopy;  // dst = src on one device (families/copy.cc)
 std::span<const KernelVariant> CopyVariants();
 
+extern const KernelFamily kLatency;  // dependent-load pointer chase (families/latency.cc)
+std::span<const KernelVariant> LatencyVariants();
+
 }  // namespace gpubench
 
 #endif  // GPUBENCH_KERNELS_FAMILIES_FAMILIES_H_

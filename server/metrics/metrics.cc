@@ -38,13 +38,32 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions 
                           .Register(*registry_)),
       bandwidth_(BuildGauge()
                      .Name("gpubench_run_bandwidth_bytes_per_second")
-                     .Help("Bytes moved per launch divided by the median time, latest run")
+                     .Help("Bytes moved per launch divided by the median time, latest run; "
+                           "absent for families that move no bytes (latency)")
                      .Register(*registry_)),
       peak_ratio_(BuildGauge()
                       .Name("gpubench_run_peak_bandwidth_ratio")
-                      .Help("Bandwidth of the latest run as a fraction of the device's theoretical "
-                            "peak (2 x memory clock x bus width / 8); absent on the CPU backend")
+                      .Help("Bandwidth of the latest run as a fraction of its family's peak: the "
+                            "device's theoretical DRAM bandwidth (2 x memory clock x bus width / "
+                            "8), or the PCIe link's rate for host<->device copies; absent where "
+                            "unknown (CPU backend)")
                       .Register(*registry_)),
+      flops_(BuildGauge()
+                 .Name("gpubench_run_flops_per_second")
+                 .Help("Floating-point operations per launch (GEMM: 2 M N K) divided by the "
+                       "median time, latest run of a FLOP family")
+                 .Register(*registry_)),
+      peak_flops_ratio_(BuildGauge()
+                            .Name("gpubench_run_peak_flops_ratio")
+                            .Help("FLOP/s of the latest run as a fraction of the device's dense "
+                                  "peak for its type; absent where unknown (CPU backend)")
+                            .Register(*registry_)),
+      seconds_per_load_(BuildGauge()
+                            .Name("gpubench_run_seconds_per_load")
+                            .Help("Median time of one dependent load in the latest run of a "
+                                  "latency family (pointer chase at the `elements` footprint, "
+                                  "in bytes)")
+                            .Register(*registry_)),
       theoretical_occupancy_(BuildGauge()
                                  .Name("gpubench_run_theoretical_occupancy_ratio")
                                  .Help("Theoretical occupancy of the latest run's launch, active "
@@ -171,21 +190,19 @@ Metrics::ResultGauges& Metrics::GaugesFor(const std::map<std::string, std::strin
     evicted_.Increment();
   }
   lru_.push_front(labels);
-  ResultGauges g{&median_seconds_.Add(labels),
-                 &bandwidth_.Add(labels),
-                 nullptr,
-                 nullptr,
-                 nullptr,
-                 nullptr,
-                 &verified_.Add(labels),
-                 &last_result_timestamp_.Add(labels)};
+  ResultGauges g{.median_seconds = &median_seconds_.Add(labels),
+                 .verified = &verified_.Add(labels),
+                 .timestamp = &last_result_timestamp_.Add(labels)};
   return series_.emplace(labels, std::make_pair(g, lru_.begin())).first->second.first;
 }
 
 void Metrics::RemoveGauges(const ResultGauges& g) {
   median_seconds_.Remove(g.median_seconds);
-  bandwidth_.Remove(g.bandwidth);
+  if (g.bandwidth) bandwidth_.Remove(g.bandwidth);
   if (g.peak_ratio) peak_ratio_.Remove(g.peak_ratio);
+  if (g.flops) flops_.Remove(g.flops);
+  if (g.peak_flops_ratio) peak_flops_ratio_.Remove(g.peak_flops_ratio);
+  if (g.seconds_per_load) seconds_per_load_.Remove(g.seconds_per_load);
   if (g.theoretical_occupancy) theoretical_occupancy_.Remove(g.theoretical_occupancy);
   if (g.achieved_occupancy) achieved_occupancy_.Remove(g.achieved_occupancy);
   if (g.registers) registers_.Remove(g.registers);
@@ -213,16 +230,34 @@ void Metrics::OnRunFinished(const RunSpec& spec, const absl::StatusOr<RunResult>
   runs_.Add({{"kernel", kernel}, {"device", device}, {"outcome", outcome}}).Increment();
   run_duration_.Add({{"device", device}}, kRunBuckets).Observe(absl::ToDoubleSeconds(wall_time));
   if (!result.ok()) return;
-  labels.insert({{"kernel", kernel},
+  labels.insert({{"family", std::string(spec.kernel->family->name)},
+                 {"kernel", kernel},
                  {"dtype", DTypeName(spec.kernel->dtype)},
                  {"elements", absl::StrCat(spec.elements)},
                  {"cache_mode", CacheModeName(spec.cache_mode)}});
   ResultGauges& g = GaugesFor(labels);
   g.median_seconds->Set(result->stats.median_seconds);
-  g.bandwidth->Set(result->bandwidth_bytes_per_second);
+  // The family's primary metric, by its unit; a gauge appears with the first value it gets.
+  auto set = [&](prometheus::Gauge*& gauge, prometheus::Family<prometheus::Gauge>& family,
+                 double value) {
+    if (!gauge) gauge = &family.Add(labels);
+    gauge->Set(value);
+  };
+  const bool flop = result->metric == Metric::kOperationsPerSecond &&
+                    result->operation_unit == "FLOP";
+  if (result->bandwidth_bytes_per_second > 0) {
+    set(g.bandwidth, bandwidth_, result->bandwidth_bytes_per_second);
+  }
+  if (flop) set(g.flops, flops_, result->operations_per_second);
+  if (result->metric == Metric::kSecondsPerOperation && result->operation_unit == "load") {
+    set(g.seconds_per_load, seconds_per_load_, result->seconds_per_operation);
+  }
   if (result->percent_of_peak) {
-    if (!g.peak_ratio) g.peak_ratio = &peak_ratio_.Add(labels);
-    g.peak_ratio->Set(*result->percent_of_peak / 100.0);
+    if (flop) {
+      set(g.peak_flops_ratio, peak_flops_ratio_, *result->percent_of_peak / 100.0);
+    } else if (result->metric == Metric::kBytesPerSecond) {
+      set(g.peak_ratio, peak_ratio_, *result->percent_of_peak / 100.0);
+    }
   }
   if (result->occupancy) {
     if (!g.theoretical_occupancy) g.theoretical_occupancy = &theoretical_occupancy_.Add(labels);

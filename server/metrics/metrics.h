@@ -49,14 +49,17 @@ class Metrics final : public RunObserver {
 
  private:
   struct ResultGauges {
-    prometheus::Gauge* median_seconds;
-    prometheus::Gauge* bandwidth;
-    prometheus::Gauge* peak_ratio;
-    prometheus::Gauge* theoretical_occupancy;
-    prometheus::Gauge* achieved_occupancy;
-    prometheus::Gauge* registers;
-    prometheus::Gauge* verified;
-    prometheus::Gauge* timestamp;
+    prometheus::Gauge* median_seconds = nullptr;
+    prometheus::Gauge* bandwidth = nullptr;
+    prometheus::Gauge* peak_ratio = nullptr;
+    prometheus::Gauge* flops = nullptr;             // FLOP families (GEMM)
+    prometheus::Gauge* peak_flops_ratio = nullptr;
+    prometheus::Gauge* seconds_per_load = nullptr;  // load families (latency)
+    prometheus::Gauge* theoretical_occupancy = nullptr;
+    prometheus::Gauge* achieved_occupancy = nullptr;
+    prometheus::Gauge* registers = nullptr;
+    prometheus::Gauge* verified = nullptr;
+    prometheus::Gauge* timestamp = nullptr;
   };
   ResultGauges& GaugesFor(const std::map<std::string, std::string>& labels);  // mu_ held
   void RemoveGauges(const ResultGauges& g);
@@ -69,6 +72,9 @@ class Metrics final : public RunObserver {
   prometheus::Family<prometheus::Gauge>& median_seconds_;
   prometheus::Family<prometheus::Gauge>& bandwidth_;
   prometheus::Family<prometheus::Gauge>& peak_ratio_;
+  prometheus::Family<prometheus::Gauge>& flops_;
+  prometheus::Family<prometheus::Gauge>& peak_flops_ratio_;
+  prometheus::Family<prometheus::Gauge>& seconds_per_load_;
   prometheus::Family<prometheus::Gauge>& theoretical_occupancy_;
   prometheus::Family<prometheus::Gauge>& achieved_occupancy_;
   prometheus::Family<prometheus::Gauge>& registers_;

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/cpu_backend.h"
+#include "kernels/reference.h"
+
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -111,6 +114,45 @@ TEST(CpuChaseTest, ACorruptedNodeIsCaught) {
   const void* end = CpuChase(base, nodes);
   EXPECT_NE((static_cast<const std::byte*>(end) - base) / kChaseStrideBytes,
             WalkCycle(next, 0, nodes));
+}
+
+// The family through the CPU backend: generated from the seed, rebased by the session's setup,
+// chased for real, verified against the host's walk; and the footprints it refuses.
+TEST(LatencyFamilyTest, TheCpuChaseIsVerifiedAgainstTheHostWalk) {
+  const KernelVariant& k = **FindKernel("latency_chase");
+  EXPECT_EQ(k.family->metric, Metric::kSecondsPerOperation);
+  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  ParallelPool pool(2);
+  for (int64_t footprint : {int64_t{256}, int64_t{16} << 10, int64_t{4} << 20}) {
+    const RunShape shape = *ResolveShape(*k.family, footprint, RunShape{});
+    const HostData data = GenerateHostData(k, shape, 7, &pool);
+    LaunchGeometry g{.block_size = 1, .items_per_thread = 1, .grid_size = 1};
+    auto session = backend->Open(0, k, g, data);
+    ASSERT_TRUE(session.ok()) << session.status();
+    ASSERT_TRUE((*session)->Warmup(2).ok());  // moves the position: the verified launch restarts
+    BufferContents out;
+    ASSERT_TRUE((*session)->RunOnceAndRead(&out).ok());
+    const Verification v = Verify(k, data, out, &pool);
+    EXPECT_TRUE(v.passed) << footprint << " bytes: expected node " << v.first_mismatch_expected
+                          << ", the chase ended on " << v.first_mismatch_actual;
+    EXPECT_EQ(v.checked, 1);
+    EXPECT_EQ(OperationsOf(k, shape), ChaseLoadsPerLaunch(footprint));
+    EXPECT_EQ(BytesMoved(k, shape), 0);  // no bandwidth for a chase
+    EXPECT_NE((*session)->LaunchReport().find("pointer chase"), std::string::npos);
+  }
+}
+
+TEST(LatencyFamilyTest, FootprintsMustBeWholeLinesOfAtLeastTwoNodes) {
+  const KernelFamily& f = *(*FindKernel("latency_chase"))->family;
+  EXPECT_TRUE(ResolveShape(f, 1 << 30, RunShape{}).ok());
+  EXPECT_TRUE(ResolveShape(f, 256, RunShape{}).ok());
+  for (int64_t bad : {int64_t{0}, int64_t{128}, int64_t{1000}, int64_t{4097}}) {
+    EXPECT_EQ(ResolveShape(f, bad, RunShape{}).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+  EXPECT_EQ(ResolveShape(f, 4096, RunShape{.m = 4}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

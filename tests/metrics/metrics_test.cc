@@ -64,13 +64,14 @@ TEST_F(MetricsTest, ExportsResultsCountersAndInfo) {
   // Ours and dcgm-exporter's labels (UUID, gpu = NVML index, pci_bus_id, modelName, Hostname).
   EXPECT_THAT(text, HasSubstr("gpubench_run_median_seconds{Hostname=\"node-a\",UUID=\"GPU-1234\","
                               "cache_mode=\"cold\",device=\"0\",dtype=\"f32\",elements=\"1024\","
-                              "gpu=\"3\",gpu_model=\"NVIDIA H200\",gpu_uuid=\"GPU-1234\","
+                              "family=\"elementwise_add\",gpu=\"3\",gpu_model=\"NVIDIA H200\",gpu_uuid=\"GPU-1234\","
                               "kernel=\"add_f32x4\",modelName=\"NVIDIA H200\","
                               "pci_bus_id=\"00000000:19:00.0\"} 2e-06"));
   EXPECT_THAT(text, HasSubstr("gpubench_run_peak_bandwidth_ratio{"));
   EXPECT_THAT(text, HasSubstr("outcome=\"DEADLINE_EXCEEDED\"} 1"));
   EXPECT_THAT(text, HasSubstr("outcome=\"verification_failed\"} 1"));
-  EXPECT_THAT(text, HasSubstr("elements=\"2048\",gpu=\"3\",gpu_model=\"NVIDIA H200\","
+  EXPECT_THAT(text, HasSubstr("elements=\"2048\",family=\"elementwise_add\",gpu=\"3\","
+                              "gpu_model=\"NVIDIA H200\","
                               "gpu_uuid=\"GPU-1234\",kernel=\"add_f32x4\",modelName=\"NVIDIA H200\","
                               "pci_bus_id=\"00000000:19:00.0\"} 0"));
   EXPECT_THAT(text, HasSubstr("gpubench_queue_depth{device=\"0\"} 3"));
@@ -81,6 +82,39 @@ TEST_F(MetricsTest, ExportsResultsCountersAndInfo) {
   EXPECT_THAT(text, HasSubstr("gpubench_grpc_request_duration_seconds_bucket{"));
   EXPECT_THAT(text, HasSubstr("gpubench_grpc_requests_total{code=\"OK\",method="));
   EXPECT_THAT(text, HasSubstr("# HELP gpubench_runs_total"));
+}
+
+TEST_F(MetricsTest, EachFamilyExportsItsPrimaryMetricWithTheUnitInTheName) {
+  Metrics m(registry_, {});
+  // A latency run: seconds per load, no bandwidth (its bytes are 0), no peak.
+  RunSpec chase;
+  chase.kernel = *FindKernel("latency_chase");
+  chase.elements = 1 << 20;
+  RunResult latency = Result(chase, 4e-3);
+  latency.bandwidth_bytes_per_second = 0;
+  latency.percent_of_peak.reset();
+  latency.metric = Metric::kSecondsPerOperation;
+  latency.operation_unit = "load";
+  latency.seconds_per_operation = 6.1e-8;
+  m.OnRunFinished(chase, latency, absl::Milliseconds(30));
+  // A FLOP run: FLOP/s and the fraction of the FLOP peak, not of the bandwidth peak.
+  RunResult flop = Result(Spec(4096), 1e-3);
+  flop.bandwidth_bytes_per_second = 2e11;
+  flop.metric = Metric::kOperationsPerSecond;
+  flop.operation_unit = "FLOP";
+  flop.operations_per_second = 9e14;
+  flop.percent_of_peak = 90;
+  m.OnRunFinished(Spec(4096), flop, absl::Milliseconds(30));
+  const std::string text = Scrape(*registry_);
+  EXPECT_THAT(text, HasSubstr("gpubench_run_seconds_per_load{cache_mode=\"cold\",device=\"0\","
+                              "dtype=\"u64\",elements=\"1048576\",family=\"latency\","));
+  EXPECT_THAT(text, HasSubstr("kernel=\"latency_chase\""));
+  EXPECT_THAT(text, Not(HasSubstr("gpubench_run_bandwidth_bytes_per_second{cache_mode=\"cold\","
+                                  "device=\"0\",dtype=\"u64\"")));
+  EXPECT_THAT(text, HasSubstr("gpubench_run_flops_per_second{"));
+  EXPECT_THAT(text, HasSubstr("} 9e+14"));
+  EXPECT_THAT(text, HasSubstr("gpubench_run_peak_flops_ratio{"));
+  EXPECT_THAT(text, Not(HasSubstr("gpubench_run_peak_bandwidth_ratio{")));
 }
 
 TEST_F(MetricsTest, BusyGpuRunsAreCountedAsSkippedNotFailed) {
