@@ -6,6 +6,19 @@ BUNDLE=${BUNDLE:-$PWD/.bundle}
 export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 cupti=$(find /usr/local -name 'libcupti.so.13*' 2>/dev/null | head -1)
 [[ -n $cupti ]] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$cupti")
+# cuBLASLt (the gemm family dlopens libcublasLt.so.13; 541 MB, so never in the bundle): the CUDA
+# toolkit under /usr/local first, else torch's nvidia-cublas wheel in a python site-packages.
+# GPUBENCH_CUBLASLT_DIR says which (empty: none found, gemm runs answer FAILED_PRECONDITION).
+GPUBENCH_CUBLASLT_DIR=$(dirname "$(find /usr/local -name 'libcublasLt.so.13*' -not -path '*stubs*' 2>/dev/null | head -1)" 2>/dev/null)
+[[ $GPUBENCH_CUBLASLT_DIR == . ]] && GPUBENCH_CUBLASLT_DIR=
+if [[ -z $GPUBENCH_CUBLASLT_DIR ]]; then
+  for site in $(timeout 20 python3 -c 'import site; print(" ".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null); do
+    for lib in "$site"/nvidia/cublas/lib/libcublasLt.so.13* "$site"/nvidia/cu13/lib/libcublasLt.so.13*; do
+      [[ -e $lib ]] && { GPUBENCH_CUBLASLT_DIR=$(dirname "$lib"); break 2; }
+    done
+  done
+fi
+[[ -n $GPUBENCH_CUBLASLT_DIR ]] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$GPUBENCH_CUBLASLT_DIR
 B=$BUNDLE/bin
 BACKEND=${BACKEND:-cuda}
 

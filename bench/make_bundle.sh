@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Packs the CUDA build's binaries and every shared library they need (except glibc, libstdc++
 # and libgcc, which the GPU machine has) into .bundle/, stripped, for the device tool to carry.
+# Never libcublas*: the gemm family dlopens libcublasLt.so.13 (541 MB) from the device's CUDA
+# toolkit or torch's wheel (bench/device_lib.sh finds it); the bundle must stay under 64 MiB.
 #   bench/make_bundle.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,7 @@ done
 for b in .bundle/bin/*; do
   ldd "$b" | awk '/=> \//{print $3}'
 done | sort -u | grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' |
+  grep -vE '/libcublas' |  # cuBLASLt is dlopened from the device's toolkit (bench/device_lib.sh)
   while read -r lib; do cp -L "$lib" .bundle/lib/; done
 strip --strip-unneeded .bundle/bin/* .bundle/lib/* 2>/dev/null || true
 du -sh .bundle

@@ -194,6 +194,13 @@ void GemmRowsAs(const std::vector<Acc>& a, const std::vector<Acc>& b, const Gemm
 
 std::span<const GemmPrecisionInfo> AllGemmPrecisions() { return kPrecisions; }
 
+const GemmPrecisionInfo* FindGemmPrecision(absl::string_view name) {
+  for (const GemmPrecisionInfo& info : kPrecisions) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
 const GemmPrecisionInfo& GemmInfo(GemmPrecision precision) {
   for (const GemmPrecisionInfo& info : kPrecisions) {
     if (info.precision == precision) return info;
@@ -207,27 +214,51 @@ int64_t GemmBytes(const GemmPrecisionInfo& info, const GemmShape& s) {
 
 std::string GemmShapeString(const GemmShape& s) { return absl::StrCat(s.m, "x", s.n, "x", s.k); }
 
+void FillGemmInput(GemmPrecision precision, uint64_t seed, uint64_t stream, std::span<std::byte> out,
+                   ParallelPool* pool) {
+  const double range = precision == GemmPrecision::kF8E4M3 ? 1.0 / kGemmFp8Scale : 1.0;
+  std::byte* base = out.data();
+  const int64_t count = static_cast<int64_t>(out.size()) / GemmInfo(precision).input_bytes;
+  pool->For(count, 1 << 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      StoreInput(precision, range * Uniform(seed, stream, i), base, i);
+    }
+  });
+}
+
 GemmHostData GenerateGemmData(GemmPrecision precision, const GemmShape& shape, uint64_t seed,
                               ParallelPool* pool) {
   GemmHostData data;
   data.precision = precision;
   data.shape = shape;
-  const GemmPrecisionInfo& info = GemmInfo(precision);
-  const bool fp8 = precision == GemmPrecision::kF8E4M3;
-  const double range = fp8 ? 1.0 / kGemmFp8Scale : 1.0;
-  if (fp8) data.scale_a = data.scale_b = kGemmFp8Scale;
-  auto fill = [&](uint64_t stream, int64_t count, std::vector<std::byte>* out) {
-    out->resize(static_cast<size_t>(count * info.input_bytes));
-    std::byte* base = out->data();
-    pool->For(count, 1 << 16, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        StoreInput(precision, range * Uniform(seed, stream, i), base, i);
-      }
-    });
-  };
-  fill(0, shape.m * shape.k, &data.a);
-  fill(1, shape.n * shape.k, &data.b);
+  const int bytes = GemmInfo(precision).input_bytes;
+  if (precision == GemmPrecision::kF8E4M3) data.scale_a = data.scale_b = kGemmFp8Scale;
+  data.a.resize(static_cast<size_t>(shape.m * shape.k * bytes));
+  data.b.resize(static_cast<size_t>(shape.n * shape.k * bytes));
+  FillGemmInput(precision, seed, 0, data.a, pool);
+  FillGemmInput(precision, seed, 1, data.b, pool);
   return data;
+}
+
+double GemmInputScale(GemmPrecision precision) {
+  return precision == GemmPrecision::kF8E4M3
+             ? static_cast<double>(kGemmFp8Scale) * kGemmFp8Scale
+             : 1.0;
+}
+
+GemmExactElement ExactGemmElement(GemmPrecision precision, const GemmShape& shape, const void* a,
+                                  const void* b, double scale, int64_t row, int64_t column) {
+  const auto* pa = static_cast<const std::byte*>(a);
+  const auto* pb = static_cast<const std::byte*>(b);
+  long double sum = 0, abs_sum = 0;
+  for (int64_t k = 0; k < shape.k; ++k) {
+    const long double product =
+        static_cast<long double>(LoadInput(precision, pa, row * shape.k + k)) *
+        static_cast<long double>(LoadInput(precision, pb, column * shape.k + k));
+    sum += product;
+    abs_sum += std::fabs(product);
+  }
+  return {static_cast<double>(sum * scale), static_cast<double>(abs_sum * scale)};
 }
 
 double GemmInputValue(const GemmHostData& data, int which, int64_t i) {
@@ -307,6 +338,11 @@ double GemmErrorBound(const GemmPrecisionInfo& info, int64_t k, double exact, do
   return e + info.output_unit * (std::fabs(exact) + e) + info.output_absolute_floor;
 }
 
+GemmTolerance GemmRunTolerance(const GemmPrecisionInfo& info, int64_t k) {
+  // GemmErrorBound at exact = 0 and abs_sum = K is E (1 + u_out) + floor: the atol.
+  return {.rtol = info.output_unit, .atol = GemmErrorBound(info, k, 0, static_cast<double>(k))};
+}
+
 GemmVerification VerifyGemm(const GemmHostData& data, const void* d, int64_t max_samples,
                             uint64_t seed, ParallelPool* pool, const GemmErrorContext& context) {
   const GemmShape& s = data.shape;
@@ -337,23 +373,15 @@ GemmVerification VerifyGemm(const GemmHostData& data, const void* d, int64_t max
                                                static_cast<uint64_t>(elements)));
     }
   }
-  const long double scale =
-      static_cast<long double>(data.scale_a) * static_cast<long double>(data.scale_b);
+  const double scale = static_cast<double>(data.scale_a) * data.scale_b;
   pool->For(static_cast<int64_t>(positions.size()), 16, [&](int64_t begin, int64_t end) {
     GemmVerification local;
     for (int64_t p = begin; p < end; ++p) {
       const int64_t row = positions[p] % s.m, column = positions[p] / s.m;
-      long double sum = 0, abs_sum = 0;
-      for (int64_t k = 0; k < s.k; ++k) {
-        const long double product =
-            static_cast<long double>(GemmInputValue(data, 0, row * s.k + k)) *
-            static_cast<long double>(GemmInputValue(data, 1, column * s.k + k));
-        sum += product;
-        abs_sum += std::fabs(product);
-      }
-      const double exact = static_cast<double>(sum * scale);
-      const double bound =
-          GemmErrorBound(info, s.k, exact, static_cast<double>(abs_sum * scale), context);
+      const GemmExactElement e =
+          ExactGemmElement(data.precision, s, data.a.data(), data.b.data(), scale, row, column);
+      const double exact = e.value;
+      const double bound = GemmErrorBound(info, s.k, exact, e.abs_sum, context);
       const double actual = GemmOutputValue(data.precision, d, positions[p]);
       const double error = std::fabs(actual - exact);
       const bool ok = error <= bound;  // NaN: false

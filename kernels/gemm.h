@@ -47,6 +47,8 @@ struct GemmPrecisionInfo {
 // Every precision, in a stable order.
 std::span<const GemmPrecisionInfo> AllGemmPrecisions();
 const GemmPrecisionInfo& GemmInfo(GemmPrecision precision);
+// The precision called `name` ("bf16", ...); nullptr for none.
+const GemmPrecisionInfo* FindGemmPrecision(absl::string_view name);
 
 struct GemmShape {
   int64_t m = 0;
@@ -77,10 +79,28 @@ struct GemmHostData {
   float scale_b = 1.0f;
 };
 
-// Fills A and B with values uniform in [-1, 1) (fp8: [-8, 8) with scales 1/8) rounded to the input
-// type. Element i of each matrix depends only on (seed, matrix, i). Uses `pool` for speed.
+// Fills `out` (whole elements of the precision's input type) with values uniform in [-1, 1)
+// (fp8: [-8, 8), to be scaled by 1/8) rounded to the input type. Element i depends only on
+// (seed, stream, i). Uses `pool` for speed.
+void FillGemmInput(GemmPrecision precision, uint64_t seed, uint64_t stream, std::span<std::byte> out,
+                   ParallelPool* pool);
+
+// A (stream 0) and B (stream 1) from FillGemmInput.
 GemmHostData GenerateGemmData(GemmPrecision precision, const GemmShape& shape, uint64_t seed,
                               ParallelPool* pool);
+
+// scale_a x scale_b of the generated inputs: 1/64 for fp8, 1 otherwise.
+double GemmInputScale(GemmPrecision precision);
+
+// Element (row, column) of the exact product scale x A . B^T of stored inputs `a` (M x K) and `b`
+// (N x K) of the precision's input type, accumulated in long double, with scale x sum_k |a b| for
+// the error bound. Thread-safe.
+struct GemmExactElement {
+  double value = 0;
+  double abs_sum = 0;
+};
+GemmExactElement ExactGemmElement(GemmPrecision precision, const GemmShape& shape, const void* a,
+                                  const void* b, double scale, int64_t row, int64_t column);
 
 // Element i of matrix A (which = 0) or B (which = 1) as a double, exactly.
 double GemmInputValue(const GemmHostData& data, int which, int64_t i);
@@ -127,6 +147,16 @@ struct GemmErrorContext {
 // runs (K up to ~2^17 for fp16 and fp32, ~2^16 for tf32). Infinity when K u_acc >= 1/2.
 double GemmErrorBound(const GemmPrecisionInfo& info, int64_t k, double exact, double abs_sum,
                       const GemmErrorContext& context = {});
+
+// GemmErrorBound for an engine that verifies every element with one |out - ref| <= atol +
+// rtol x |ref|: abs_sum at its largest, K (|a|, |b| <= 1 after scaling), so atol = (e_in +
+// gamma_K(u_acc)) x K x (1 + u_out) + floor and rtol = u_out. Looser than the per-element bound
+// by about 4x (sum |a b| is about K/4 for uniform inputs), never tighter.
+struct GemmTolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+GemmTolerance GemmRunTolerance(const GemmPrecisionInfo& info, int64_t k);
 
 struct GemmVerification {
   bool passed = false;

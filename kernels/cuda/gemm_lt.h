@@ -65,6 +65,9 @@ struct GemmAlgorithm {
   int64_t workspace_bytes = 0;  // what the algorithm needs
   float waves_count = 0;        // the heuristic's estimate of waves on this device
   int candidates = 0;           // algorithms the heuristic returned
+  // The heuristic's first choice reduced split-K partials in the (narrow) output type, which the
+  // verification bound does not cover; this is its first choice without such schemes.
+  bool avoided_output_type_reduction = false;
 
   // "cublasLt algo 66, tile 128x256, stages 64x4, split-K 1, swizzle 0, cluster 2x1x1 ...".
   std::string Describe() const;

@@ -236,6 +236,35 @@ TEST(GemmErrorBound, GrowsWithKAndCoversEachTerm) {
   EXPECT_LT(GemmErrorBound(bf16, 8192, 30, 2048), 3.0);
 }
 
+TEST(Gemm, RunToleranceCoversEveryElementsBound) {
+  ParallelPool pool(2);
+  for (const GemmPrecisionInfo& info : AllGemmPrecisions()) {
+    const GemmShape shape{40, 30, 700};
+    const GemmHostData data = GenerateGemmData(info.precision, shape, 4, &pool);
+    const GemmTolerance t = GemmRunTolerance(info, shape.k);
+    for (int64_t row : {0, 17, 39}) {
+      for (int64_t column : {0, 29}) {
+        const GemmExactElement e = ExactGemmElement(info.precision, shape, data.a.data(),
+                                                    data.b.data(), GemmInputScale(info.precision),
+                                                    row, column);
+        EXPECT_LE(e.abs_sum, static_cast<double>(shape.k)) << info.name;  // |a b| <= 1 scaled
+        EXPECT_GE(t.atol + t.rtol * std::fabs(e.value),
+                  GemmErrorBound(info, shape.k, e.value, e.abs_sum))
+            << info.name;
+        double naive = 0;
+        for (int64_t k = 0; k < shape.k; ++k) {
+          naive += GemmInputValue(data, 0, row * shape.k + k) *
+                   GemmInputValue(data, 1, column * shape.k + k);
+        }
+        EXPECT_NEAR(e.value, naive * GemmInputScale(info.precision), 1e-9) << info.name;
+      }
+    }
+  }
+  EXPECT_EQ(FindGemmPrecision("tf32")->precision, GemmPrecision::kTF32);
+  EXPECT_EQ(FindGemmPrecision("f8e4m3")->input_bytes, 1);
+  EXPECT_EQ(FindGemmPrecision("fp8"), nullptr);
+}
+
 TEST(Gemm, FlopsAndBytes) {
   EXPECT_EQ(GemmFlops({4096, 4096, 4096}), 2.0 * 4096 * 4096 * 4096);
   EXPECT_EQ(GemmBytes(GemmInfo(GemmPrecision::kF8E4M3), {16, 32, 64}),
