@@ -11,12 +11,14 @@
 #     the datasheet peak, the cuBLASLt algorithm chosen -> report.md (also printed)
 # Every step is time-boxed; $OUT/gemm.tar.gz is refreshed after each.
 #   bench/run_device_gemm.sh [SIZES] [PRECISIONS]   (default 4096,8192 and f16,bf16,tf32,f8e4m3)
-# MEASURE (default "--min_time=0.5 --timeout=8") sets gpubench's measurement flags.
+# MEASURE (default "--min_time=0.5 --timeout=8") sets gpubench's measurement flags; EXTRA (default
+# 4096) the size of step 3 (non-square: M = 2 EXTRA, N = EXTRA / 4, K = EXTRA).
 # Expects .bundle/ (carried by the device tool) and python3 with torch on the device.
 set -uo pipefail
 sizes=${1:-4096,8192}
 precisions=${2:-f16,bf16,tf32,f8e4m3}
 MEASURE=${MEASURE:---min_time=0.5 --timeout=8}
+extra=${EXTRA:-4096}
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/gemm; mkdir -p "$R"
 source "$(dirname "$0")/device_lib.sh"
@@ -63,14 +65,15 @@ for p in ${precisions//,/ }; do
   pack
 done
 # 3. The rest of the family: CUDA-core f32, f64, a non-square shape, a cold (L2 flushed) run.
-run f32_4096 gemm_f32 --size=4096 --mode=hot
-run f64_4096 gemm_f64 --size=4096 --mode=hot
-run bf16_m8192_n1024_k4096 gemm_bf16 --m=8192 --n=1024 --k=4096 --mode=hot
-run bf16_4096_cold gemm_bf16 --size=4096 --mode=cold
+run "f32_$extra" gemm_f32 --size="$extra" --mode=hot
+run "f64_$extra" gemm_f64 --size="$extra" --mode=hot
+run "bf16_m$((2 * extra))_n$((extra / 4))_k$extra" gemm_bf16 --m=$((2 * extra)) --n=$((extra / 4)) \
+    --k="$extra" --mode=hot
+run "bf16_${extra}_cold" gemm_bf16 --size="$extra" --mode=cold
 # The CLI's table too, for the README.
-echo "$B/gpubench run gemm_bf16 --size=4096 --mode=hot $MEASURE" >> "$R/command.txt"
-timeout 120 "$B/gpubench" run gemm_bf16 --target="$T" --size=4096 --mode=hot $MEASURE \
-    > "$R/table_bf16_4096.txt" 2>&1
+echo "$B/gpubench run gemm_bf16 --size=$extra --mode=hot $MEASURE" >> "$R/command.txt"
+timeout 120 "$B/gpubench" run gemm_bf16 --target="$T" --size="$extra" --mode=hot $MEASURE \
+    > "$R/table_bf16_$extra.txt" 2>&1
 stop_gemm_server
 pack
 

@@ -50,8 +50,10 @@ def make_inputs(precision, m, n, k, seed):
 def gemm_fn(precision, a, b, scale):
     bt = b.t()  # K x N, column-major
     if precision == "f8e4m3":
-        return lambda: torch._scaled_mm(a, bt, scale_a=scale, scale_b=scale,
-                                        out_dtype=torch.bfloat16)
+        def scaled_mm():
+            out = torch._scaled_mm(a, bt, scale_a=scale, scale_b=scale, out_dtype=torch.bfloat16)
+            return out[0] if isinstance(out, tuple) else out  # torch < 2.4 also returned amax
+        return scaled_mm
     return lambda: torch.matmul(a, bt)
 
 

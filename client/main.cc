@@ -62,6 +62,9 @@ ABSL_FLAG(std::string, output_file, "",
           "run/sweep: write the formatted output to this file instead of stdout.");
 ABSL_FLAG(double, rpc_timeout_seconds, 600, "Deadline of each RPC (a run waits in the queue too).");
 ABSL_FLAG(std::string, size, "", "run: element count, e.g. 1048576, 16M (10^6), 256Mi (2^20).");
+ABSL_FLAG(int64_t, m, 0, "run (gemm): rows of A and D (0 = --size).");
+ABSL_FLAG(int64_t, n, 0, "run (gemm): columns of D, rows of B (0 = --size).");
+ABSL_FLAG(int64_t, k, 0, "run (gemm): the inner dimension (0 = --size).");
 ABSL_FLAG(std::string, sizes, "", "sweep: comma-separated element counts, e.g. 1Mi,16Mi,256Mi.");
 ABSL_FLAG(std::string, kernels, "", "sweep: comma-separated kernel names.");
 ABSL_FLAG(std::string, block_sizes, "", "sweep: comma-separated block sizes (default: each kernel's).");
@@ -413,11 +416,22 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<std::string>
   v1::RunBenchmarkRequest request;
   std::string kernel;
   int64_t elements = 0;
-  if (!ParseKernelAndSize(args, "gpubench run KERNEL --size N [flags]", &kernel, &elements)) {
+  // gemm takes --m/--n/--k (each defaulting to --size, which may then be omitted).
+  const int64_t m = absl::GetFlag(FLAGS_m), n = absl::GetFlag(FLAGS_n), k = absl::GetFlag(FLAGS_k);
+  const bool shaped = m != 0 || n != 0 || k != 0;
+  if (shaped && absl::GetFlag(FLAGS_size).empty() && args.size() == 3) {
+    kernel = args[2];
+  } else if (!ParseKernelAndSize(args, "gpubench run KERNEL --size N [--m M --n N --k K] [flags]",
+                                 &kernel, &elements)) {
     return kExitUsage;
   }
   request.set_kernel(kernel);
   request.set_elements(elements);
+  if (shaped) {
+    request.mutable_shape()->set_m(m);
+    request.mutable_shape()->set_n(n);
+    request.mutable_shape()->set_k(k);
+  }
   request.set_device_index(absl::GetFlag(FLAGS_device));
   request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
   request.set_block_size(absl::GetFlag(FLAGS_block_size));
@@ -763,8 +777,9 @@ ProgramSpec CliSpec() {
       {"info", "gpubench info [--format table|json]",
        "The server's version, git revision, backend, start time and limits (GetServerInfo).",
        {"format"}},
-      {"run", "gpubench run KERNEL --size N [flags]", "Benchmark one kernel at one size.",
-       Concat({"size", "device", "device_uuid", "block_size", "items_per_thread", "verify", "seed",
+      {"run", "gpubench run KERNEL --size N [flags]",
+       "Benchmark one kernel at one size (gemm: --size N for N^3, or --m --n --k).",
+       Concat({"size", "m", "n", "k", "device", "device_uuid", "block_size", "items_per_thread", "verify", "seed",
                "profile", "profile_runs", "samples", "histogram", "force", "format", "output_file"},
               kMeasurementFlags)},
       {"sweep", "gpubench sweep --kernels a,b --sizes 1Mi,16Mi [flags]",

@@ -13,7 +13,8 @@ namespace {
 
 // Every built-in family's registration list, in catalog order.
 std::vector<std::span<const KernelVariant>> BuiltinVariantLists() {
-  return {ElementwiseAddVariants(), SaxpyVariants(), CopyVariants(), LatencyVariants()};
+  return {ElementwiseAddVariants(), SaxpyVariants(), CopyVariants(), LatencyVariants(),
+          GemmVariants()};
 }
 
 class Registry {

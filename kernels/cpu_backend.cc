@@ -233,6 +233,13 @@ class CpuBackend final : public Backend {
           variant.name, " needs a second (peer) device; the cpu backend has ", device_count(),
           " device(s) (--cpu_devices) and the peer is ", data.peer_device));
     }
+    if (const int64_t operations = OperationsOf(variant, data.shape);
+        operations > options_.max_operations_per_launch) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          variant.name, " does ", operations, " ", variant.family->operation_unit,
+          " per launch at this size; the cpu backend (an emulation for tests) runs at most ",
+          options_.max_operations_per_launch, " per launch: use a GPU or a smaller size"));
+    }
     const HostInfo host = ReadHostInfo();
     // Twice the last-level cache, at least 8 MiB, evicts the run's data between cold samples.
     const int64_t llc = std::max({host.l3_cache_bytes, host.l2_cache_bytes, int64_t{4} << 20});

@@ -24,6 +24,11 @@ struct CpuBackendOptions {
   // simulated device model of a fixed speed, so that fleet tests on a shared CPU see differences
   // between models and a throttled node that stand clear of the host's timing noise. 0: off.
   double min_launch_seconds = 0;
+  // The most operations (OperationsOf: FLOP for GEMM) one launch may do: the emulation does
+  // O(n^3) work for a GEMM of size n, so a size a GPU runs in milliseconds would hold the CPU for
+  // hours. Larger runs are refused with RESOURCE_EXHAUSTED at Open. 2^31: a 1024^3 GEMM, about a
+  // second on two cores.
+  int64_t max_operations_per_launch = int64_t{1} << 31;
 };
 
 // The UUID of simulated device `device` under `seed` (see CpuBackendOptions::uuid_seed).

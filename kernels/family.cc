@@ -59,6 +59,9 @@ void GenerateUniform(const GenerateContext& c, std::span<std::byte> out) {
         case DType::kU64:
           static_cast<uint64_t*>(data)[i] = static_cast<uint64_t>((v + 1.0) * (1 << 23));
           break;
+        case DType::kF8E4M3:
+          static_cast<Fp8E4M3*>(data)[i] = DoubleToFp8E4M3(v);
+          break;
       }
     }
   };

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <random>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/family.h"
 #include "kernels/numeric.h"
 
 namespace gpubench {
@@ -19,24 +21,29 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // converting each operand errs by < 2^-10 (truncation) and the product by < 2 x 2^-10 + 2^-20.
 constexpr GemmPrecisionInfo kPrecisions[] = {
     {.precision = GemmPrecision::kF16, .name = "f16", .input_type = "f16", .output_type = "f16",
-     .compute = "f16 tensor cores, f32 accumulate", .input_bytes = 2, .output_bytes = 2,
+     .compute = "f16 tensor cores, f32 accumulate", .input_dtype = DType::kF16, .output_dtype = DType::kF16,
+     .input_bytes = 2, .output_bytes = 2,
      .min_compute_capability = 70, .input_conversion_error = 0, .accumulation_unit = 0x1p-23,
      .output_unit = 0x1p-10, .output_absolute_floor = 0x1p-24},
     {.precision = GemmPrecision::kBF16, .name = "bf16", .input_type = "bf16",
-     .output_type = "bf16", .compute = "bf16 tensor cores, f32 accumulate", .input_bytes = 2,
+     .output_type = "bf16", .compute = "bf16 tensor cores, f32 accumulate", .input_dtype = DType::kBF16, .output_dtype = DType::kBF16,
+     .input_bytes = 2,
      .output_bytes = 2, .min_compute_capability = 80, .input_conversion_error = 0,
      .accumulation_unit = 0x1p-23, .output_unit = 0x1p-7, .output_absolute_floor = 0x1p-133},
     {.precision = GemmPrecision::kTF32, .name = "tf32", .input_type = "f32", .output_type = "f32",
      .compute = "tf32 tensor cores (f32 inputs rounded to 10 mantissa bits), f32 accumulate",
+     .input_dtype = DType::kF32, .output_dtype = DType::kF32,
      .input_bytes = 4, .output_bytes = 4, .min_compute_capability = 80,
      .input_conversion_error = 2 * 0x1p-10 + 0x1p-20, .accumulation_unit = 0x1p-23,
      .output_unit = 0, .output_absolute_floor = 0x1p-149},
     {.precision = GemmPrecision::kF32, .name = "f32", .input_type = "f32", .output_type = "f32",
-     .compute = "f32 FMA on CUDA cores (no tensor path)", .input_bytes = 4, .output_bytes = 4,
+     .compute = "f32 FMA on CUDA cores (no tensor path)", .input_dtype = DType::kF32, .output_dtype = DType::kF32,
+     .input_bytes = 4, .output_bytes = 4,
      .min_compute_capability = 0, .input_conversion_error = 0, .accumulation_unit = 0x1p-23,
      .output_unit = 0, .output_absolute_floor = 0x1p-149},
     {.precision = GemmPrecision::kF64, .name = "f64", .input_type = "f64", .output_type = "f64",
-     .compute = "f64 (tensor cores where the GPU has them), f64 accumulate", .input_bytes = 8,
+     .compute = "f64 (tensor cores where the GPU has them), f64 accumulate", .input_dtype = DType::kF64, .output_dtype = DType::kF64,
+     .input_bytes = 8,
      .output_bytes = 8, .min_compute_capability = 0, .input_conversion_error = 0,
      .accumulation_unit = 0x1p-52, .output_unit = 0, .output_absolute_floor = 0x1p-1074},
     // cuBLASLt's default for FP8 (CUBLASLT_MATMUL_DESC_FAST_ACCUM = 0) promotes the tensor
@@ -44,61 +51,14 @@ constexpr GemmPrecisionInfo kPrecisions[] = {
     // wide margin (see GemmErrorBound).
     {.precision = GemmPrecision::kF8E4M3, .name = "f8e4m3", .input_type = "e4m3",
      .output_type = "bf16", .compute = "fp8 (e4m3) tensor cores, per-tensor scales, f32 accumulate",
+     .input_dtype = DType::kF8E4M3, .output_dtype = DType::kBF16,
      .input_bytes = 1, .output_bytes = 2, .min_compute_capability = 89,
      .input_conversion_error = 0, .accumulation_unit = 0x1p-23, .output_unit = 0x1p-7,
      .output_absolute_floor = 0x1p-133},
 };
 
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Uniform in [-1, 1) with 24 random bits (exact in float), a pure function of (seed, stream, i).
-double Uniform(uint64_t seed, uint64_t stream, int64_t i) {
-  const uint64_t bits =
-      SplitMix64(seed ^ SplitMix64(stream * 0x632be59bd9b4e019ULL + static_cast<uint64_t>(i)));
-  return static_cast<double>(bits >> 40) / static_cast<double>(1 << 23) - 1.0;
-}
-
 double LoadInput(GemmPrecision p, const std::byte* base, int64_t i) {
-  switch (p) {
-    case GemmPrecision::kF16:
-      return HalfToFloat(reinterpret_cast<const Half*>(base)[i]);
-    case GemmPrecision::kBF16:
-      return BFloat16ToFloat(reinterpret_cast<const BFloat16*>(base)[i]);
-    case GemmPrecision::kTF32:
-    case GemmPrecision::kF32:
-      return reinterpret_cast<const float*>(base)[i];
-    case GemmPrecision::kF64:
-      return reinterpret_cast<const double*>(base)[i];
-    case GemmPrecision::kF8E4M3:
-      return Fp8E4M3ToFloat(reinterpret_cast<const Fp8E4M3*>(base)[i]);
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
-void StoreInput(GemmPrecision p, double v, std::byte* base, int64_t i) {
-  switch (p) {
-    case GemmPrecision::kF16:
-      reinterpret_cast<Half*>(base)[i] = DoubleToHalf(v);
-      return;
-    case GemmPrecision::kBF16:
-      reinterpret_cast<BFloat16*>(base)[i] = DoubleToBFloat16(v);
-      return;
-    case GemmPrecision::kTF32:
-    case GemmPrecision::kF32:
-      reinterpret_cast<float*>(base)[i] = static_cast<float>(v);
-      return;
-    case GemmPrecision::kF64:
-      reinterpret_cast<double*>(base)[i] = v;
-      return;
-    case GemmPrecision::kF8E4M3:
-      reinterpret_cast<Fp8E4M3*>(base)[i] = DoubleToFp8E4M3(v);
-      return;
-  }
+  return LoadAsDouble(GemmInfo(p).input_dtype, base, i);
 }
 
 // Rounds an accumulated value once to the output type and stores it.
@@ -216,13 +176,19 @@ std::string GemmShapeString(const GemmShape& s) { return absl::StrCat(s.m, "x", 
 
 void FillGemmInput(GemmPrecision precision, uint64_t seed, uint64_t stream, std::span<std::byte> out,
                    ParallelPool* pool) {
-  const double range = precision == GemmPrecision::kF8E4M3 ? 1.0 / kGemmFp8Scale : 1.0;
-  std::byte* base = out.data();
-  const int64_t count = static_cast<int64_t>(out.size()) / GemmInfo(precision).input_bytes;
-  pool->For(count, 1 << 16, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      StoreInput(precision, range * Uniform(seed, stream, i), base, i);
-    }
+  GenerateContext context{.seed = seed, .stream = stream, .pool = pool};
+  if (precision != GemmPrecision::kF8E4M3) {
+    context.dtype = GemmInfo(precision).input_dtype;
+    GenerateUniform(context, out);
+    return;
+  }
+  // fp8: the same uniform values (as f32, exact) times 1 / kGemmFp8Scale, then rounded to E4M3.
+  std::vector<float> uniform(out.size());
+  context.dtype = DType::kF32;
+  GenerateUniform(context, std::as_writable_bytes(std::span<float>(uniform)));
+  auto* fp8 = reinterpret_cast<Fp8E4M3*>(out.data());
+  pool->For(static_cast<int64_t>(uniform.size()), 1 << 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) fp8[i] = DoubleToFp8E4M3(uniform[i] / kGemmFp8Scale);
   });
 }
 
@@ -266,19 +232,7 @@ double GemmInputValue(const GemmHostData& data, int which, int64_t i) {
 }
 
 double GemmOutputValue(GemmPrecision precision, const void* d, int64_t i) {
-  switch (precision) {
-    case GemmPrecision::kF16:
-      return HalfToFloat(static_cast<const Half*>(d)[i]);
-    case GemmPrecision::kBF16:
-    case GemmPrecision::kF8E4M3:
-      return BFloat16ToFloat(static_cast<const BFloat16*>(d)[i]);
-    case GemmPrecision::kTF32:
-    case GemmPrecision::kF32:
-      return static_cast<const float*>(d)[i];
-    case GemmPrecision::kF64:
-      return static_cast<const double*>(d)[i];
-  }
-  return std::numeric_limits<double>::quiet_NaN();
+  return LoadAsDouble(GemmInfo(precision).output_dtype, d, i);
 }
 
 GemmOperands ConvertGemmOperands(const GemmHostData& data, ParallelPool* pool) {
@@ -368,9 +322,9 @@ GemmVerification VerifyGemm(const GemmHostData& data, const void* d, int64_t max
     for (int64_t i = 0; i < elements; ++i) positions[i] = i;
   } else {
     positions = {0, s.m - 1, (s.n - 1) * s.m, s.m * s.n - 1};
+    std::mt19937_64 rng(seed);
     for (int64_t i = 4; i < max_samples; ++i) {
-      positions.push_back(static_cast<int64_t>(SplitMix64(seed ^ SplitMix64(0x6d6d + i)) %
-                                               static_cast<uint64_t>(elements)));
+      positions.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(elements)));
     }
   }
   const double scale = static_cast<double>(data.scale_a) * data.scale_b;

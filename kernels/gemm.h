@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/parallel.h"
+#include "kernels/numeric.h"
 
 namespace gpubench {
 
@@ -31,6 +32,8 @@ struct GemmPrecisionInfo {
   absl::string_view input_type;   // element type of A and B
   absl::string_view output_type;  // element type of D
   absl::string_view compute;      // what multiplies and accumulates, in words
+  DType input_dtype;              // storage of A and B (tf32 stores f32)
+  DType output_dtype;             // storage of D
   int input_bytes;
   int output_bytes;
   // Lowest compute capability (major x 10 + minor) with tensor cores for this precision; 0: any.

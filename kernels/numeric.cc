@@ -67,6 +67,8 @@ const char* DTypeName(DType dtype) {
       return "u32";
     case DType::kU64:
       return "u64";
+    case DType::kF8E4M3:
+      return "f8e4m3";
   }
   return "unknown";
 }
@@ -149,6 +151,8 @@ double LoadAsDouble(DType dtype, const void* data, int64_t i) {
       return static_cast<double>(static_cast<const uint32_t*>(data)[i]);
     case DType::kU64:
       return static_cast<double>(static_cast<const uint64_t*>(data)[i]);
+    case DType::kF8E4M3:
+      return Fp8E4M3ToFloat(static_cast<const Fp8E4M3*>(data)[i]);
   }
   return 0;
 }

@@ -10,11 +10,14 @@ namespace gpubench {
 
 // Element types of a run's buffers. kU32 / kU64: unsigned integers (indices, e.g. a pointer
 // chase's next-element table); LoadAsDouble reads them exactly up to 2^53.
-enum class DType { kF32, kF16, kBF16, kF64, kU32, kU64 };
+// kF8E4M3: OCP fp8 E4M3 (Fp8E4M3 below), the GEMM family's fp8 inputs.
+enum class DType { kF32, kF16, kBF16, kF64, kU32, kU64, kF8E4M3 };
 
 // Size of one element in bytes.
 constexpr int DTypeSize(DType dtype) {
   switch (dtype) {
+    case DType::kF8E4M3:
+      return 1;
     case DType::kF16:
     case DType::kBF16:
       return 2;
@@ -27,7 +30,7 @@ constexpr int DTypeSize(DType dtype) {
   }
   return 0;
 }
-// "f32", "f16", "bf16", "f64", "u32", "u64".
+// "f32", "f16", "bf16", "f64", "u32", "u64", "f8e4m3".
 const char* DTypeName(DType dtype);
 
 // Raw IEEE binary16 / bfloat16 bits.

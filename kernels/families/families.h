@@ -31,6 +31,9 @@ std::span<const KernelVariant> CopyVariants();
 extern const KernelFamily kLatency;  // dependent-load pointer chase (families/latency.cc)
 std::span<const KernelVariant> LatencyVariants();
 
+extern const KernelFamily kGemm;  // D = A . B^T through cuBLASLt (families/gemm.cc)
+std::span<const KernelVariant> GemmVariants();
+
 }  // namespace gpubench
 
 #endif  // GPUBENCH_KERNELS_FAMILIES_FAMILIES_H_

@@ -37,6 +37,11 @@ TEST(Catalog, EntriesAreWellFormed) {
       const int expected_bytes = (k.family->name == "copy" ? 2 : 3) * DTypeSize(k.dtype);
       EXPECT_EQ(BytesPerElement(k), expected_bytes) << k.name;
     }
+    if (k.family->name == "gemm") {  // at 1 x 1 x 1: A, B and D (fp8's D is bf16)
+      EXPECT_EQ(BytesPerElement(k),
+                2 * DTypeSize(k.dtype) + DTypeSize(BufferDType(k.family->buffers[2], k.dtype)))
+          << k.name;
+    }
 #if GPUBENCH_HAVE_CUDA
     EXPECT_NE(k.cuda, nullptr) << k.name << " has no CUDA launcher";
 #endif

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# CI smoke test of bench/run_device_gemm.sh (issue #17's GEMM proof script) on the CPU backend, at
+# small sizes: the script must start the server, run every gemm precision (square, non-square,
+# cold), survive the missing torch and GPU tests, and report every run verified with FLOP/s.
+#   run_device_gemm_smoke_test.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=$1 build=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/bundle/bin" "$work/bundle/lib"
+ln -s "$build/gpubench_server" "$build/gpubench" "$work/bundle/bin/"
+cd "$src"
+OUT=$work/out BUNDLE=$work/bundle BACKEND=cpu EXTRA=64 MEASURE="--min_time=0.02 --timeout=2" \
+  bash bench/run_device_gemm.sh 64,96 f16,bf16,tf32,f8e4m3 > "$work/stdout" 2>&1
+report=$work/out/gemm/report.md
+fail() { echo "FAIL: $*"; cat "$work/stdout"; cat "$report" 2>/dev/null; exit 1; }
+[[ -s $report ]] || fail "no report"
+! grep -q "FAILED" "$report" || fail "a run failed"
+rows=$(grep -c "| True (" "$report" || true)
+# 4 precisions x 2 sizes, then f32, f64, non-square and cold.
+[[ $rows -eq 12 ]] || fail "$rows verified rows, expected 12"
+grep -q "| bf16 | 128x16x64 | hot |" "$report" || fail "no non-square row"
+grep -q "| bf16 | 64x64x64 | cold |" "$report" || fail "no cold row"
+tar tzf "$work/out/gemm.tar.gz" | grep -q report.md || fail "report not in the archive"
+echo "ok: $rows verified rows"
