@@ -59,7 +59,7 @@ TEST_F(E2ETest, ListKernels) {
     EXPECT_TRUE(k.available()) << k.name();
     EXPECT_GT(k.bytes_per_element(), 0);
   }
-  EXPECT_EQ(names.size(), 37u);  // 23 + the L2-policy variants of issue #19 + 6 gemm
+  EXPECT_EQ(names.size(), 38u);  // 23 + the L2-policy variants of issue #19 + latency + 6 gemm
   EXPECT_TRUE(names.count("gemm_f8e4m3"));
   EXPECT_TRUE(names.count("add_f16x8_pack"));
   EXPECT_TRUE(names.count("add_bf16_l2keep"));
