@@ -1,8 +1,16 @@
 // An independent timing of catalog kernels with plain CUDA events, sharing none of the engine's
-// measurement code (no blocking kernel, no stopping criteria): the cross-check that the server's
-// figures are right. Prints CSV: kernel,elements,mode,reps,median_seconds,bandwidth_bytes_per_second
+// measurement code (no stopping criteria; no blocking kernel unless asked; only the cold flush
+// kernel of kernels/cuda/timing.h): the cross-check that the server's figures are right.
+// Prints CSV: kernel,elements,mode,reps,median_seconds,bandwidth_bytes_per_second
 //
 //   event_timer KERNEL ELEMENTS cold|hot [REPS]
+//
+// Cold: the L2 is flushed before each launch with the server's clean flush (a read-only pass over
+// 2 x L2 bytes of zeros, kernels/cuda/timing.h), or EVENT_TIMER_FLUSH=memset: 2 x L2 bytes written.
+// Hot: EVENT_TIMER_BATCH launches (default 100) between the events. Knobs that reproduce the
+// server's hot loop one piece at a time (issue #19, probe vs server at 16Mi hot):
+//   EVENT_TIMER_BLOCK=1  hold the stream with the server's blocking kernel while the events and
+//                        launches are queued (as the server does), instead of plain events.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -13,6 +21,7 @@
 #include <vector>
 
 #include "kernels/catalog.h"
+#include "kernels/cuda/timing.h"
 
 namespace {
 
@@ -25,6 +34,11 @@ namespace {
       std::exit(1);                                                                   \
     }                                                                                 \
   } while (0)
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
 
 }  // namespace
 
@@ -47,14 +61,30 @@ int main(int argc, char** argv) {
   // Random bytes that are finite numbers in every dtype: exponent bits kept small.
   std::vector<unsigned char> host(bytes);
   std::mt19937 rng(1);
-  for (size_t i = 0; i < bytes; ++i) host[i] = static_cast<unsigned char>(rng() & 0x3b);
+  for (size_t i = 0; i < bytes; i += 4) {  // four bytes per draw: 1 GiB in about a second
+    const uint32_t r = static_cast<uint32_t>(rng());
+    for (size_t j = i; j < std::min(bytes, i + 4); ++j) {
+      host[j] = static_cast<unsigned char>((r >> (8 * (j - i))) & 0x3b);
+    }
+  }
   void *a, *b, *c, *flush;
   int l2 = 0;
   CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   CHECK_CUDA(cudaMalloc(&a, bytes));
   CHECK_CUDA(cudaMalloc(&b, bytes));
   CHECK_CUDA(cudaMalloc(&c, bytes));
-  CHECK_CUDA(cudaMalloc(&flush, 2 * static_cast<size_t>(l2)));
+  const size_t flush_bytes = 2 * static_cast<size_t>(l2) / 16 * 16;
+  CHECK_CUDA(cudaMalloc(&flush, flush_bytes + 16));
+  CHECK_CUDA(cudaMemset(flush, 0, flush_bytes + 16));
+  const char* flush_env = std::getenv("EVENT_TIMER_FLUSH");
+  const bool memset_flush = flush_env != nullptr && std::string(flush_env) == "memset";
+  const bool block = EnvInt("EVENT_TIMER_BLOCK", 0) != 0;
+  void* block_state = nullptr;  // the blocking kernel's state, host-mapped
+  CHECK_CUDA(
+      cudaHostAlloc(&block_state, sizeof(gpubench::cuda::BlockingState), cudaHostAllocMapped));
+  auto* state = static_cast<volatile gpubench::cuda::BlockingState*>(block_state);
+  void* device_state = nullptr;
+  CHECK_CUDA(cudaHostGetDevicePointer(&device_state, block_state, 0));
   CHECK_CUDA(cudaMemcpy(a, host.data(), bytes, cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(b, host.data(), bytes, cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(c, host.data(), bytes, cudaMemcpyHostToDevice));
@@ -95,16 +125,34 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 5; ++i) CHECK_CUDA(static_cast<cudaError_t>(k.cuda(buffers, g, stream, nullptr)));
   CHECK_CUDA(cudaStreamSynchronize(stream));
 
-  const int batch = cold ? 1 : 100;
+  const int batch = cold ? 1 : std::max(1, EnvInt("EVENT_TIMER_BATCH", 100));
   std::vector<double> seconds;
   for (int r = 0; r < reps; ++r) {
-    if (cold) CHECK_CUDA(cudaMemsetAsync(flush, r & 0xff, 2 * static_cast<size_t>(l2), stream));
+    if (cold && memset_flush) {
+      CHECK_CUDA(cudaMemsetAsync(flush, r & 0xff, flush_bytes, stream));
+    } else if (cold) {
+      auto* bytes = static_cast<unsigned char*>(flush);
+      CHECK_CUDA(static_cast<cudaError_t>(gpubench::cuda::LaunchL2ReadFlush(
+          bytes, flush_bytes, reinterpret_cast<uint32_t*>(bytes + flush_bytes), stream)));
+    }
+    if (block) {
+      state->release = 0;
+      state->timed_out = 0;
+      CHECK_CUDA(static_cast<cudaError_t>(gpubench::cuda::LaunchBlockingKernel(
+          static_cast<gpubench::cuda::BlockingState*>(device_state), 20'000, 2'000'000'000,
+          stream)));
+    }
     CHECK_CUDA(cudaEventRecord(start, stream));
     for (int i = 0; i < batch; ++i) {
       CHECK_CUDA(static_cast<cudaError_t>(k.cuda(buffers, g, stream, nullptr)));
     }
     CHECK_CUDA(cudaEventRecord(stop, stream));
+    state->release = 1;
     CHECK_CUDA(cudaEventSynchronize(stop));
+    if (block && state->timed_out != 0) {
+      std::fprintf(stderr, "the blocking kernel timed out\n");
+      return 1;
+    }
     float ms = 0;
     CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
     seconds.push_back(ms * 1e-3 / batch);

@@ -6,6 +6,8 @@
 //   l2_probe --ncu ELEMENTS           three launches of each variant back to back (no flush),
 //                                     for ncu --cache-control none (counters of the hot case)
 //   L2_PROBE_FILTER=f16_ l2_probe ...  only the variants whose name contains the text
+//   L2_PROBE_BATCH=N                  hot launches between the events (default 200/50/5 by size)
+//   L2_PROBE_FLUSH=memset             the cold flush before 2026-11-30 (see below)
 //
 // Policies: "ro" = read-only loads (LDG.E.128.CONSTANT), plain stores (the catalog's tuned);
 // "cs" = __ldcs/__stcs (ld/st .cs, evict-first); "ro_stcs" = read-only loads, streaming stores;
@@ -13,8 +15,10 @@
 // F x L2 bytes of the inputs loaded with an L2 evict_last cache-policy, the rest evict_first,
 // stores evict_first (createpolicy + .L2::cache_hint); "+sa" = the same after
 // cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, max) (L2 set-aside for persisting lines).
-// Cold = the L2 rewritten (memset of an L2-sized buffer, as gpubench's flush) before each launch,
-// after cudaCtxResetPersistingL2Cache() (persisting lines back to normal).
+// Cold = after cudaCtxResetPersistingL2Cache() (persisting lines back to normal), the L2 flushed
+// as gpubench's server flushes it: a read-only pass over 2 x L2 bytes of zeros, so the launch
+// starts with clean lines only (L2_PROBE_FLUSH=memset: an L2-sized buffer rewritten, which leaves
+// the L2 full of dirty lines; gpubench's flush until 2026-11-30).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -142,6 +146,18 @@ __global__ void __launch_bounds__(1024) GsKernel(const uint4* __restrict__ a,
   }
 }
 
+// The clean flush (a copy of kernels/cuda/timing_kernels.cu's, the probe shares no gpubench code).
+__global__ void L2ReadFlushKernel(const uint4* __restrict__ buffer, uint64_t packets,
+                                  uint32_t* sink) {
+  uint32_t x = 0;
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < packets;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    const uint4 v = buffer[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x != 0) *sink = x;
+}
+
 using KernelFn = void (*)(const uint4*, const uint4*, uint4*, int64_t, int64_t);
 
 struct Variant {
@@ -186,7 +202,9 @@ std::vector<Variant> Variants() {
 
 struct Ctx {
   int sms = 0, l2 = 0, max_persist = 0;
-  void* flush = nullptr;
+  void* flush = nullptr;  // 2 x L2 bytes of zeros + a 16-byte sink
+  size_t flush_bytes = 0;
+  bool memset_flush = false;
   int flush_value = 0;
   cudaStream_t s = nullptr;
 };
@@ -210,7 +228,13 @@ int main(int argc, char** argv) {
   CK(cudaDeviceGetAttribute(&x.l2, cudaDevAttrL2CacheSize, 0));
   CK(cudaDeviceGetAttribute(&x.max_persist, cudaDevAttrMaxPersistingL2CacheSize, 0));
   CK(cudaStreamCreate(&x.s));
-  CK(cudaMalloc(&x.flush, x.l2));
+  x.flush_bytes = 2 * static_cast<size_t>(x.l2) / 16 * 16;
+  CK(cudaMalloc(&x.flush, x.flush_bytes + 16));
+  CK(cudaMemset(x.flush, 0, x.flush_bytes + 16));
+  x.memset_flush = std::getenv("L2_PROBE_FLUSH") != nullptr &&
+                   std::strcmp(std::getenv("L2_PROBE_FLUSH"), "memset") == 0;
+  const int batch_env =
+      std::getenv("L2_PROBE_BATCH") ? std::atoi(std::getenv("L2_PROBE_BATCH")) : 0;
   const bool ncu = argc > 1 && std::strcmp(argv[1], "--ncu") == 0;
   std::vector<int64_t> sizes = {1 << 20, 16 << 20, 256 << 20};
   if (argc > 1 + ncu) {
@@ -262,7 +286,7 @@ int main(int argc, char** argv) {
       }
       // hot: batches of back-to-back launches on the same buffers
       for (int r = 0; r < 5; ++r) Launch(x, v, a, b, c, nvec, keep);
-      const int batch = n <= (1 << 20) ? 200 : n <= (16 << 20) ? 50 : 5;
+      const int batch = batch_env > 0 ? batch_env : n <= (1 << 20) ? 200 : n <= (16 << 20) ? 50 : 5;
       std::vector<double> hot, cold;
       for (int rep = 0; rep < 15; ++rep) {
         CK(cudaEventRecord(e0, x.s));
@@ -275,7 +299,14 @@ int main(int argc, char** argv) {
       }
       for (int rep = 0; rep < 30; ++rep) {
         CK(cudaCtxResetPersistingL2Cache());
-        CK(cudaMemsetAsync(x.flush, ++x.flush_value & 0xff, x.l2, x.s));
+        if (x.memset_flush) {
+          CK(cudaMemsetAsync(x.flush, ++x.flush_value & 0xff, x.l2, x.s));
+        } else {
+          auto* bytes = static_cast<unsigned char*>(x.flush);
+          L2ReadFlushKernel<<<1024, 256, 0, x.s>>>(
+              static_cast<const uint4*>(x.flush), x.flush_bytes / 16,
+              reinterpret_cast<uint32_t*>(bytes + x.flush_bytes));
+        }
         CK(cudaEventRecord(e0, x.s));
         Launch(x, v, a, b, c, nvec, keep);
         CK(cudaEventRecord(e1, x.s));

@@ -3,12 +3,13 @@
 # and libgcc, which the GPU machine has) into .bundle/, stripped, for the device tool to carry.
 # Never libcublas*: the gemm family dlopens libcublasLt.so.13 (541 MB) from the device's CUDA
 # toolkit or torch's wheel (bench/device_lib.sh finds it); the bundle must stay under 64 MiB.
-#   bench/make_bundle.sh [BUILD_DIR]
+#   [BINS="gpubench_server gpubench ..."] bench/make_bundle.sh [BUILD_DIR]
+# BINS (paths relative to BUILD_DIR) narrows the bundle to the binaries a device script needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rm -rf .bundle && mkdir -p .bundle/bin .bundle/lib
-for b in gpubench_server gpubench event_timer pchase tests/gpu_test tests/engine_test tests/kernels_test; do
+for b in ${BINS:-gpubench_server gpubench event_timer pchase tests/gpu_test tests/engine_test tests/kernels_test}; do
   cp "$build/$b" .bundle/bin/
 done
 # Device tests of the newer families, where the build has them.

@@ -3,8 +3,11 @@
 Like gpubench, the stream is first held by a spinning kernel (torch.cuda._sleep) while Python
 queues the flush, the start event, the adds and the stop event, so no Python launch latency lands
 inside the timed window.
-cold:      L2 flushed exactly as gpubench does it (a buffer of the L2's size set to a new byte
-           value), then one add between the events.
+cold:      L2 flushed exactly as gpubench's server does it (--flush=clean, the default: a
+           read-only pass over 2 x L2 bytes of zeros, here a sum, so the add starts with clean L2
+           lines only; --flush=memset: a buffer of the L2's size set to a new byte value, which
+           leaves the L2 full of dirty lines: gpubench's flush until 2026-11-30), then one add
+           between the events.
 hot:       100 back-to-back stream launches between the events, per-add time = window / 100
            (gpubench's hot mode, and nvbench's batch mode, do the same).
 hot_graph: the 100 adds captured in one CUDA graph and replayed: the kernels with the smallest
@@ -15,9 +18,10 @@ Prints CSV: kernel,elements,mode,reps,median_seconds,bandwidth_bytes_per_second
 (bytes = 3 x N x element size, as gpubench counts).
 
     python3 bench/torch_add.py 1048576 16777216 268435456
+    python3 bench/torch_add.py 1048576 --dtypes=f32 --modes=cold,hot --flush=memset
 """
+import argparse
 import statistics
-import sys
 
 import torch
 
@@ -31,7 +35,15 @@ def hold_stream(seconds):
     torch.cuda._sleep(int(seconds * HOLD_CYCLES_PER_SECOND))
 
 
-def time_add(a, b, c, mode, reps, flush):
+def flush_l2(flush, kind, i):
+    """Evicts L2 before a cold sample (see the module doc): clean reads, memset writes."""
+    if kind == "memset":
+        flush[: flush.numel() // 2].fill_((i + 1) & 0xFF)
+    else:
+        flush.sum()
+
+
+def time_add(a, b, c, mode, reps, flush, flush_kind="clean"):
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
     batch = 1 if mode == "cold" else 100
@@ -54,7 +66,7 @@ def time_add(a, b, c, mode, reps, flush):
             # Long enough for Python to queue a flush, 100 launches and two events.
             hold_stream(0.002 if batch == 1 else 0.004)
         if mode == "cold":
-            flush.fill_((i + 1) & 0xFF)
+            flush_l2(flush, flush_kind, i)
         start.record()
         if graph is not None:
             graph.replay()
@@ -68,16 +80,24 @@ def time_add(a, b, c, mode, reps, flush):
 
 
 def main():
-    sizes = [int(s) for s in sys.argv[1:]] or [1 << 20, 16 << 20, 256 << 20]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[1 << 20, 16 << 20, 256 << 20])
+    parser.add_argument("--dtypes", default=",".join(DTYPES))
+    parser.add_argument("--modes", default="cold,hot,hot_graph,hot_eager")
+    parser.add_argument("--flush", choices=("clean", "memset"), default="clean")
+    parser.add_argument("--reps", type=int, default=0, help="samples per item (0: 200, 60 at 256Mi)")
+    args = parser.parse_args()
     global HOLD_CYCLES_PER_SECOND
     props = torch.cuda.get_device_properties(0)
     clock_khz = getattr(props, "clock_rate", 0)
     if clock_khz:
         HOLD_CYCLES_PER_SECOND = clock_khz * 1e3
     l2 = getattr(props, "L2_cache_size", 64 << 20)
-    flush = torch.empty(l2, dtype=torch.uint8, device="cuda")
-    for name, dtype in DTYPES.items():
-        for n in sizes:
+    # 2 x L2 bytes of zeros (the clean flush reads all of it; memset writes the first half).
+    flush = torch.zeros(2 * l2, dtype=torch.uint8, device="cuda")
+    for name in args.dtypes.split(","):
+        dtype = DTYPES[name]
+        for n in args.sizes:
             g = torch.Generator(device="cuda").manual_seed(n)
             a = torch.rand(n, device="cuda", dtype=torch.float32, generator=g).mul_(2).sub_(1).to(dtype)
             b = torch.rand(n, device="cuda", dtype=torch.float32, generator=g).mul_(2).sub_(1).to(dtype)
@@ -86,9 +106,9 @@ def main():
                 torch.add(a, b, out=c)
             ref = (a.double() + b.double()).to(dtype)
             assert torch.equal(c, ref) or dtype == torch.bfloat16, "torch.add result mismatch"
-            for mode in ("cold", "hot", "hot_graph", "hot_eager"):
-                reps = 200 if n <= (16 << 20) else 60
-                t = time_add(a, b, c, mode, reps, flush)
+            for mode in args.modes.split(","):
+                reps = args.reps or (200 if n <= (16 << 20) else 60)
+                t = time_add(a, b, c, mode, reps, flush, args.flush)
                 print(f"torch_add_{name},{n},{mode},{reps},{t:.9g},{3 * n * a.element_size() / t:.6g}",
                       flush=True)
             del a, b, c, ref

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/cord.h"
@@ -126,6 +127,24 @@ void ResetPersistingL2Lines() {
   if (cudaCtxResetPersistingL2Cache() != cudaSuccess) cudaGetLastError();
 }
 
+// How a cold sample empties the L2, from the server's environment (GPUBENCH_L2_FLUSH):
+// "clean" (the default): a read-only pass over 2 x L2 bytes; the timed launch starts with an L2
+//   of clean lines that hold none of its data, as under Nsight Compute's --cache-control all.
+// "memset": the flush before 2026-11-30 (and nvbench's): write an L2-sized buffer; the timed
+//   launch starts with an L2 full of dirty lines and pays for their write-back (on the H200 up to
+//   8 us, 15% of a 16Mi f32 add). Kept to compare against older results.
+enum class L2Flush { kClean, kMemset };
+
+absl::StatusOr<L2Flush> L2FlushFromEnvironment() {
+  const char* value = std::getenv("GPUBENCH_L2_FLUSH");
+  const std::string_view v = value == nullptr ? "" : value;
+  if (v.empty() || v == "clean") return L2Flush::kClean;
+  if (v == "memset") return L2Flush::kMemset;
+  return absl::FailedPreconditionError(
+      absl::StrCat("GPUBENCH_L2_FLUSH=", value,
+                   " in the server's environment: expected clean (default) or memset"));
+}
+
 class CudaSession final : public Session {
  public:
   CudaSession(int device, const KernelVariant& variant, const LaunchGeometry& geometry,
@@ -164,8 +183,14 @@ class CudaSession final : public Session {
     device_state_ = static_cast<cuda::BlockingState*>(device_state);
 
     RETURN_IF_ERROR(AllocateBuffers());
-    flush_bytes_ = static_cast<size_t>(std::max<int64_t>(info_.l2_cache_bytes, 1 << 20));
-    RETURN_IF_ERROR(Allocate(&flush_, flush_bytes_));
+    ASSIGN_OR_RETURN(flush_mode_, L2FlushFromEnvironment());
+    const size_t l2_bytes =
+        static_cast<size_t>(std::max<int64_t>(info_.l2_cache_bytes, 1 << 20)) / 16 * 16;
+    // Reading just L2's size can leave lines of the run resident (set conflicts): read twice that.
+    flush_bytes_ = flush_mode_ == L2Flush::kClean ? 2 * l2_bytes : l2_bytes;
+    // Zeros, plus a 16-byte tail outside the flushed bytes for the read pass's never-taken store.
+    RETURN_IF_ERROR(Allocate(&flush_, flush_bytes_ + 16));
+    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(flush_.get(), 0, flush_bytes_ + 16, stream_));
     RETURN_IF_ERROR(ResetOutputs());
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     if (variant_.cuda_setup != nullptr) {
@@ -382,13 +407,21 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
-  // Evicts the run's data from L2 by writing a buffer of L2's size, a new value each time.
+  // Evicts the run's data from L2 (see L2Flush): by default reads 2 x L2 of zeros, which writes
+  // back every dirty line before the timed window and leaves only clean lines; with memset, writes
+  // an L2-sized buffer, a new value each time.
   absl::Status FlushL2() {
     // Lines a kernel marked persisting (evict_last: add_*_l2keep) would survive the flush:
     // return them to normal first, outside the timed window.
     ResetPersistingL2Lines();
-    CUDA_RETURN_IF_ERROR(
-        cudaMemsetAsync(flush_.get(), ++flush_value_ & 0xff, flush_bytes_, stream_));
+    if (flush_mode_ == L2Flush::kMemset) {
+      CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(flush_.get(), ++flush_value_ & 0xff, flush_bytes_, stream_));
+    } else {
+      auto* bytes = static_cast<unsigned char*>(flush_.get());
+      CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(cuda::LaunchL2ReadFlush(
+          bytes, flush_bytes_, reinterpret_cast<uint32_t*>(bytes + flush_bytes_), stream_)));
+    }
     return absl::OkStatus();
   }
 
@@ -457,6 +490,7 @@ class CudaSession final : public Session {
   std::optional<double> last_clock_hz_;
   std::vector<std::unique_ptr<PlacedBuffer>> memory_;  // one per buffer of the family
   DeviceBuffer flush_;
+  L2Flush flush_mode_ = L2Flush::kClean;
   size_t flush_bytes_ = 0;
   int flush_value_ = 0;
   KernelBuffers buffers_;

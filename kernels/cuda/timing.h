@@ -24,6 +24,15 @@ struct BlockingState {
 int LaunchBlockingKernel(BlockingState* state, uint64_t min_window_ns, uint64_t timeout_ns,
                          void* stream);
 
+// Enqueues the clean L2 flush: a read-only pass over the first `bytes` (a multiple of 16) of
+// `buffer`, which the caller filled with zeros once. Every line it loads lands in L2 clean, and a
+// line the timed kernel left dirty is written back during the flush, not during the next timed
+// launch; so a cold sample starts from an L2 holding no run data and no dirty lines, like Nsight
+// Compute's --cache-control all (a memset flush leaves an L2's worth of dirty lines instead). The
+// kernel stores nothing unless the buffer was not all zeros: then it writes one word to `sink`
+// (which must lie outside the bytes read), so the compiler cannot drop the loads.
+int LaunchL2ReadFlush(const void* buffer, uint64_t bytes, uint32_t* sink, void* stream);
+
 }  // namespace gpubench::cuda
 
 #endif  // GPUBENCH_KERNELS_CUDA_TIMING_H_

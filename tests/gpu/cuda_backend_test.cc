@@ -1,10 +1,16 @@
 // The CUDA backend on a real GPU (ctest label "gpu"). Where no GPU is usable every test skips
 // and prints why.
+#include "kernels/cuda/cuda_backend.h"
+
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
 
 #include "gpu/cuda_test.h"
 #include "kernels/catalog.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/timing.h"
 #include "kernels/reference.h"
 #include "server/engine/measurement.h"
 
@@ -256,6 +262,56 @@ TEST_F(CudaTest, ColdIsNotFasterThanHotInL2) {
   ASSERT_TRUE(cold.ok() && hot.ok());
   EXPECT_GT(hot->hot_batch_size, 1);
   EXPECT_LT(hot->stats.median_seconds, cold->stats.median_seconds);
+}
+
+// The clean cold flush reads every byte it is given (the XOR of all of it reaches the sink) and,
+// over zeros, stores nothing (the sink keeps its value): a read-only pass, so it leaves no dirty
+// L2 line behind.
+TEST_F(CudaTest, L2ReadFlushReadsEveryByteAndStoresNothingOverZeros) {
+  constexpr uint64_t kBytes = uint64_t{3} << 20;  // 3 MiB + a 16-byte sink after it
+  void* raw = nullptr;
+  ASSERT_EQ(cudaMalloc(&raw, kBytes + 16), cudaSuccess);
+  auto* bytes = static_cast<unsigned char*>(raw);
+  auto* sink = reinterpret_cast<uint32_t*>(bytes + kBytes);
+  const uint32_t sentinel = 0xdeadbeef;
+  auto read_sink = [&] {
+    uint32_t v = 0;
+    EXPECT_EQ(cudaMemcpy(&v, sink, 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    return v;
+  };
+  ASSERT_EQ(cudaMemset(bytes, 0, kBytes), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(sink, &sentinel, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cuda::LaunchL2ReadFlush(bytes, kBytes, sink, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(read_sink(), sentinel) << "the flush stored over an all-zero buffer";
+  // One word in the first packet and one in the last: both must be read.
+  const uint32_t first = 0x00f0000f, last = 0x12340000;
+  ASSERT_EQ(cudaMemcpy(bytes + 4, &first, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(bytes + kBytes - 4, &last, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cuda::LaunchL2ReadFlush(bytes, kBytes, sink, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(read_sink(), first ^ last);
+  cudaFree(raw);
+}
+
+// GPUBENCH_L2_FLUSH picks the cold flush: both disciplines run and verify; a typo is refused with
+// a message naming the variable, not silently replaced by the default.
+TEST_F(CudaTest, ColdFlushComesFromTheEnvironment) {
+  RunRequest r = Quick("add_f32", (int64_t{1} << 20) + 3);
+  r.cache_mode = CacheMode::kCold;
+  for (const char* flush : {"clean", "memset", ""}) {
+    ASSERT_EQ(setenv("GPUBENCH_L2_FLUSH", flush, 1), 0);
+    absl::StatusOr<RunResult> result = Run(r);
+    ASSERT_TRUE(result.ok()) << "GPUBENCH_L2_FLUSH=" << flush << ": " << result.status();
+    EXPECT_TRUE(result->verification->passed) << flush;
+  }
+  ASSERT_EQ(setenv("GPUBENCH_L2_FLUSH", "clear", 1), 0);
+  absl::StatusOr<RunResult> typo = Run(r);
+  unsetenv("GPUBENCH_L2_FLUSH");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(typo.status().message().find("GPUBENCH_L2_FLUSH=clear"), std::string::npos)
+      << typo.status();
 }
 
 }  // namespace
