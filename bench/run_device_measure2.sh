@@ -105,7 +105,7 @@ G() { "$B/gpubench" "$@" --target="$T"; }
   echo "ncu: $NCU"; [[ -n $NCU ]] && "$NCU" --version | tail -1
   echo "torch available: $HAVE_TORCH"
   ((HAVE_TORCH)) && python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
-  git -C . log -1 --format='commit %H %s' 2>/dev/null
+  [[ -f BUILD_COMMIT ]] && echo "bundle built from: $(cat BUILD_COMMIT)"
 } > "$R/machine.txt" 2>&1
 cat "$R/machine.txt"
 
