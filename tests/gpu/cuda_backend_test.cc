@@ -212,7 +212,9 @@ TEST_F(CudaTest, L2KeepVariantsStayCorrectAcrossRepeatedLaunchesAndModes) {
   // Working set just under 2 x L2 (the hinted path: each input far larger than its kept eighth of
   // L2) and well over it (the read-only fallback), odd tails: hot repeats the launch on the same
   // buffers (the persisting lines are reused), cold resets them and flushes; every element must
-  // verify, and on the hinted path cold must not come out faster than hot.
+  // verify. (No cold-vs-hot timing check: since the clean flush, a cold launch of a working set
+  // above L2 starts without the previous launch's dirty lines and can beat hot, which writes them
+  // back: H200 2026-11-30, 31.1 vs 31.9 us; bench/results/2026-11-30-h200-measure-round3.md.)
   absl::StatusOr<DeviceInfo> d = backend_->Describe(0);
   ASSERT_TRUE(d.ok());
   for (const char* kernel : {"add_f32_l2keep", "add_f16_l2keep", "add_bf16_l2keep"}) {
@@ -227,9 +229,6 @@ TEST_F(CudaTest, L2KeepVariantsStayCorrectAcrossRepeatedLaunchesAndModes) {
       absl::StatusOr<RunResult> cold = Run(r);
       ASSERT_TRUE(cold.ok()) << kernel << " n=" << n << ": " << cold.status();
       EXPECT_TRUE(cold->verification->passed) << kernel << " n=" << n;
-      if (3 * n * size <= 2 * d->l2_cache_bytes) {
-        EXPECT_GE(cold->stats.median_seconds, hot->stats.median_seconds) << kernel << " n=" << n;
-      }
     }
   }
 }
@@ -264,9 +263,9 @@ TEST_F(CudaTest, ColdIsNotFasterThanHotInL2) {
   EXPECT_LT(hot->stats.median_seconds, cold->stats.median_seconds);
 }
 
-// The clean cold flush reads every byte it is given (the XOR of all of it reaches the sink) and,
-// over zeros, stores nothing (the sink keeps its value): a read-only pass, so it leaves no dirty
-// L2 line behind.
+// The clean cold flush reads the first and the last packet it is given (a non-zero word there
+// reaches the sink: the thread that read it stores its XOR) and, over zeros, stores nothing (the
+// sink keeps its value): a read-only pass, so it leaves no dirty L2 line behind.
 TEST_F(CudaTest, L2ReadFlushReadsEveryByteAndStoresNothingOverZeros) {
   constexpr uint64_t kBytes = uint64_t{3} << 20;  // 3 MiB + a 16-byte sink after it
   void* raw = nullptr;
@@ -284,13 +283,17 @@ TEST_F(CudaTest, L2ReadFlushReadsEveryByteAndStoresNothingOverZeros) {
   ASSERT_EQ(cuda::LaunchL2ReadFlush(bytes, kBytes, sink, nullptr), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(read_sink(), sentinel) << "the flush stored over an all-zero buffer";
-  // One word in the first packet and one in the last: both must be read.
-  const uint32_t first = 0x00f0000f, last = 0x12340000;
+  // One non-zero word at a time, in the first packet, then only in the last: each must be read.
+  const uint32_t first = 0x00f0000f, last = 0x12340000, zero = 0;
   ASSERT_EQ(cudaMemcpy(bytes + 4, &first, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cuda::LaunchL2ReadFlush(bytes, kBytes, sink, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(read_sink(), first);
+  ASSERT_EQ(cudaMemcpy(bytes + 4, &zero, 4, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(bytes + kBytes - 4, &last, 4, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cuda::LaunchL2ReadFlush(bytes, kBytes, sink, nullptr), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_EQ(read_sink(), first ^ last);
+  EXPECT_EQ(read_sink(), last);
   cudaFree(raw);
 }
 
