@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <utility>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/cord.h"
