@@ -36,6 +36,8 @@ def main():
         except (OSError, ValueError) as e:
             print(f"({path} unreadable: {e})\n")
             continue
+        if isinstance(items, dict):  # `gpubench run --format=json`: one result
+            items = [items]
         for item in items:
             (results if "request" in item else errors).append(item)
     print("| kernel | size | mode | median | GB/s | link | % of link | verified | torch GB/s | ratio |")

@@ -70,6 +70,8 @@ ABSL_FLAG(std::string, kernels, "", "sweep: comma-separated kernel names.");
 ABSL_FLAG(std::string, block_sizes, "", "sweep: comma-separated block sizes (default: each kernel's).");
 ABSL_FLAG(int, device, 0, "Device index.");
 ABSL_FLAG(std::string, device_uuid, "", "Select the device by UUID (overrides --device).");
+ABSL_FLAG(int, peer_device, -1,
+          "run: the second device of a peer copy (copy_peer_*); -1 = the next device.");
 ABSL_FLAG(bool, all_devices, false, "sweep: run every item on every device, concurrently.");
 ABSL_FLAG(int, block_size, 0, "run: threads per block (0 = the kernel's default).");
 ABSL_FLAG(std::string, items_per_thread, "",
@@ -434,6 +436,9 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<std::string>
   }
   request.set_device_index(absl::GetFlag(FLAGS_device));
   request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
+  if (absl::GetFlag(FLAGS_peer_device) >= 0) {
+    request.set_peer_device_index(absl::GetFlag(FLAGS_peer_device));
+  }
   request.set_block_size(absl::GetFlag(FLAGS_block_size));
   std::vector<int> items;
   if (!ParseItemsPerThread(&items)) return kExitUsage;

@@ -294,7 +294,12 @@ std::string RenderResultDetail(const v1::RunResult& r) {
         &out, "  ceilings      ",
         r.throughput().has_percent_of_peak_bandwidth()
             ? absl::StrFormat("%.1f%% of theoretical peak %s", r.throughput().percent_of_peak_bandwidth(),
-                              FormatBytesPerSecond(r.device().peak_bandwidth_bytes_per_second()))
+                              r.throughput().has_peak() && r.throughput().metric() == "operations_per_second"
+                                  ? absl::StrFormat("%.4g %s/s", r.throughput().peak(),
+                                                    r.throughput().operation_unit())
+                                  : FormatBytesPerSecond(r.throughput().has_peak()
+                                                             ? r.throughput().peak()
+                                                             : r.device().peak_bandwidth_bytes_per_second()))
             : std::string("theoretical peak unknown"),
         r.throughput().has_percent_of_copy_ceiling()
             ? absl::StrFormat("; %.1f%% of the measured copy_d2d ceiling %s",
@@ -311,6 +316,9 @@ std::string RenderResultDetail(const v1::RunResult& r) {
   if (m.clock_event_reasons_size() > 0) {
     absl::StrAppend(&out, "  clock events  ", absl::StrJoin(m.clock_event_reasons(), ", "),
                     " (NVML, during the run)\n");
+  }
+  if (!r.launch_report().empty()) {
+    absl::StrAppend(&out, "  launch report ", r.launch_report(), "\n");
   }
   const auto& v = r.verification();
   if (v.requested()) {

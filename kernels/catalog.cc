@@ -14,7 +14,7 @@ namespace {
 // Every built-in family's registration list, in catalog order.
 std::vector<std::span<const KernelVariant>> BuiltinVariantLists() {
   return {ElementwiseAddVariants(), SaxpyVariants(), CopyVariants(), LatencyVariants(),
-          GemmVariants()};
+          GemmVariants(), CopiesVariants()};
 }
 
 class Registry {

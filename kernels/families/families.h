@@ -34,6 +34,9 @@ std::span<const KernelVariant> LatencyVariants();
 extern const KernelFamily kGemm;  // D = A . B^T through cuBLASLt (families/gemm.cc)
 std::span<const KernelVariant> GemmVariants();
 
+// Host<->device (pinned, pageable, both directions) and peer copies (families/copies.cc).
+std::span<const KernelVariant> CopiesVariants();
+
 }  // namespace gpubench
 
 #endif  // GPUBENCH_KERNELS_FAMILIES_FAMILIES_H_

@@ -187,6 +187,15 @@ void DeviceWorker::Loop() {
         } else {
           result->clock_events_unavailable_reason = std::string(reasons.status().message());
         }
+        // Peer copies: how NVML sees the two devices connected (NVLink or PCIe).
+        if (item.spec.peer_device_index >= 0 && *monitor_ != nullptr &&
+            result->backend != "cpu") {
+          if (std::optional<std::string> path =
+                  (*monitor_)->PeerPath(device_index_, item.spec.peer_device_index)) {
+            absl::StrAppend(&result->launch_report, result->launch_report.empty() ? "" : "; ",
+                            *path);
+          }
+        }
       }
       }
       // A client whose deadline passed also cancels its RPC: report the deadline, not the cancel.

@@ -170,6 +170,7 @@ void SetThroughput(const KernelVariant& kernel, const RunShape& shape, RunResult
   }
   const std::optional<double> peak = PeakOf(kernel, result->device);
   if (peak.has_value() && *peak > 0) {
+    result->peak = *peak;
     switch (result->metric) {
       case Metric::kBytesPerSecond:
         result->percent_of_peak = 100.0 * result->bandwidth_bytes_per_second / *peak;

@@ -201,6 +201,7 @@ struct RunResult {
   // Of the peak of the family's metric on this device (theoretical DRAM bandwidth for bandwidth
   // families unless the family names its own), when known.
   std::optional<double> percent_of_peak;
+  std::optional<double> peak;  // the figure percent_of_peak is of, in the metric's unit
   std::string launch_report;  // what the variant's setup chose ("cuBLASLt algo 23, ..."), if any
   // Of the practical ceiling: the latest copy_d2d run on this device that moved at least 4x the
   // L2 size (DRAM-bound). Absent until such a run exists.

@@ -209,6 +209,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   tp->set_bandwidth_mean_bytes_per_second(r.bandwidth_mean_bytes_per_second);
   tp->set_elements_per_second(r.elements_per_second);
   if (r.percent_of_peak) tp->set_percent_of_peak_bandwidth(*r.percent_of_peak);
+  if (r.peak) tp->set_peak(*r.peak);
   if (r.percent_of_copy_ceiling) {
     tp->set_percent_of_copy_ceiling(*r.percent_of_copy_ceiling);
     tp->set_copy_ceiling_bytes_per_second(r.copy_ceiling_bytes_per_second);

@@ -28,7 +28,8 @@ struct Outcome {
 Outcome RunOnCpu(Backend& backend, const KernelVariant& k, int64_t n, const LaunchGeometry& g,
                  uint64_t seed) {
   ParallelPool pool(2);
-  const HostData data = GenerateHostData(k, n, seed, &pool);
+  HostData data = GenerateHostData(k, n, seed, &pool);
+  if (NeedsPeerDevice(*k.family)) data.peer_device = 1;  // peer copies: the second device
   auto session = backend.Open(0, k, g, data);
   EXPECT_TRUE(session.ok()) << session.status();
   Outcome o;
@@ -44,7 +45,7 @@ TEST_P(EveryVariant, MatchesReferenceAtAwkwardSizes) {
   if (k.family->resolve_shape != nullptr) {
     GTEST_SKIP() << k.name << ": its family has its own sizes (resolve_shape), tested in its test";
   }
-  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 3});
+  auto backend = MakeCpuBackend({.devices = 2, .threads_per_device = 3});
   uint64_t seed = 1;
   // A family with its own shape rule (GEMM: M = N = K = n) does O(n^3) work: small sizes, still
   // ragged against its tiles.
@@ -74,7 +75,7 @@ TEST_P(EveryVariant, MatchesReferenceAtAwkwardSizes) {
 TEST_P(EveryVariant, OtherBlockSizes) {
   const KernelVariant& k = *GetParam();
   if (!k.default_policy.block_size_tunable) GTEST_SKIP() << k.name << " has a library launch";
-  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  auto backend = MakeCpuBackend({.devices = 2, .threads_per_device = 2});
   for (int block : {32, 96, 128, 1024}) {
     const int64_t n = 100003;
     const Outcome o = RunOnCpu(*backend, k, n, DefaultGeometry(k, n, block), 77 + block);
@@ -85,7 +86,7 @@ TEST_P(EveryVariant, OtherBlockSizes) {
 TEST_P(EveryVariant, EveryAllowedItemsPerThread) {
   const KernelVariant& k = *GetParam();
   if (!ItemsPerThreadTunable(k)) GTEST_SKIP() << k.name << " fixes its items per thread";
-  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  auto backend = MakeCpuBackend({.devices = 2, .threads_per_device = 2});
   std::vector<int> values = ItemsPerThreadCandidates(k);
   if (k.default_policy.items_any_count) values.insert(values.end(), {3, 5, 12});
   int allowed = 0;
@@ -111,7 +112,7 @@ TEST_P(EveryVariant, TooSmallGridLeavesElementsUnwrittenAndFailsVerification) {
   if (k.default_policy.grid_stride) {
     GTEST_SKIP() << "grid-stride kernels cover any N with any grid (checked by GridStride...)";
   }
-  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  auto backend = MakeCpuBackend({.devices = 2, .threads_per_device = 2});
   const int64_t n = k.family->resolve_shape != nullptr ? 40 : 10000;  // GEMM: O(n^3)
   LaunchGeometry g = DefaultGeometry(k, n);
   g.grid_size -= 1;
@@ -123,7 +124,7 @@ TEST_P(EveryVariant, TooSmallGridLeavesElementsUnwrittenAndFailsVerification) {
 TEST_P(EveryVariant, GridStrideKernelsCoverEverythingWithFewBlocks) {
   const KernelVariant& k = *GetParam();
   if (!k.default_policy.grid_stride) GTEST_SKIP() << k.name << " is one pass, not grid-stride";
-  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  auto backend = MakeCpuBackend({.devices = 2, .threads_per_device = 2});
   for (int64_t grid : {int64_t{1}, int64_t{3}, int64_t{7}}) {
     for (int64_t n : {int64_t{5}, int64_t{1000003}}) {
       LaunchGeometry g = DefaultGeometry(k, n);
