@@ -15,9 +15,8 @@ namespace gpubench::client {
 namespace {
 
 // Provenance of the library baselines in the catalog ("baseline: CUB ...", "baseline: CUDA
-// runtime ..."), of the seed patterns ("seed 000_...").
+// runtime ...").
 bool IsBaseline(const v1::KernelInfo& k) { return absl::StartsWith(k.provenance(), "baseline"); }
-bool IsSeedAdd(const v1::KernelInfo& k) { return absl::StartsWith(k.provenance(), "seed 000_"); }
 
 bool Contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();

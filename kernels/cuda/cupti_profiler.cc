@@ -17,6 +17,15 @@
 namespace gpubench::cuda {
 namespace {
 
+// A CUPTI parameter struct: zeroed, with its size set (what the _STRUCT_SIZE initializer idiom
+// does, without naming each member).
+template <typename Params>
+Params CuptiParams(size_t struct_size) {
+  Params params{};
+  params.structSize = struct_size;
+  return params;
+}
+
 // The CUPTI entry points used, resolved with dlsym; the declarations come from the headers.
 struct Cupti {
 #define GPUBENCH_CUPTI_FN(name) decltype(&::name) name = nullptr
@@ -99,17 +108,17 @@ class Pass {
   explicit Pass(const Cupti& c) : c_(c) {}
   ~Pass() {
     if (host_ != nullptr) {
-      CUpti_Profiler_Host_Deinitialize_Params p{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+      auto p = CuptiParams<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
       p.pHostObject = host_;
       c_.cuptiProfilerHostDeinitialize(&p);
     }
     if (object_ != nullptr) {
-      CUpti_RangeProfiler_Disable_Params p{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+      auto p = CuptiParams<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
       p.pRangeProfilerObject = object_;
       c_.cuptiRangeProfilerDisable(&p);
     }
     if (initialized_) {
-      CUpti_Profiler_DeInitialize_Params p{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+      auto p = CuptiParams<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
       c_.cuptiProfilerDeInitialize(&p);
     }
   }
@@ -148,44 +157,44 @@ class Pass {
     reinterpret_cast<CUresult (*)(CUcontext*)>(fn)(&ctx);
     if (ctx == nullptr) return "no current CUDA context";
 
-    CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    auto init = CuptiParams<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
     if (CUptiResult r = c_.cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) {
       return Fail("cuptiProfilerInitialize", r);
     }
     initialized_ = true;
-    CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    auto chip = CuptiParams<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = static_cast<size_t>(device);
     if (CUptiResult r = c_.cuptiDeviceGetChipName(&chip); r != CUPTI_SUCCESS) {
       return Fail("cuptiDeviceGetChipName", r);
     }
-    CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    auto enable = CuptiParams<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
     enable.ctx = ctx;
     if (CUptiResult r = c_.cuptiRangeProfilerEnable(&enable); r != CUPTI_SUCCESS) {
       return Fail("cuptiRangeProfilerEnable (is another profiler such as ncu attached?)", r);
     }
     object_ = enable.pRangeProfilerObject;
 
-    CUpti_Profiler_Host_Initialize_Params host{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    auto host = CuptiParams<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host.pChipName = chip.pChipName;
     if (CUptiResult r = c_.cuptiProfilerHostInitialize(&host); r != CUPTI_SUCCESS) {
       return Fail("cuptiProfilerHostInitialize", r);
     }
     host_ = host.pHostObject;
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    auto add = CuptiParams<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     add.pHostObject = host_;
     add.ppMetricNames = metrics.data();
     add.numMetrics = metrics.size();
     if (CUptiResult r = c_.cuptiProfilerHostConfigAddMetrics(&add); r != CUPTI_SUCCESS) {
       return Fail("cuptiProfilerHostConfigAddMetrics", r);
     }
-    CUpti_Profiler_Host_GetConfigImageSize_Params size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    auto size = CuptiParams<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
     size.pHostObject = host_;
     if (CUptiResult r = c_.cuptiProfilerHostGetConfigImageSize(&size); r != CUPTI_SUCCESS) {
       return Fail("cuptiProfilerHostGetConfigImageSize", r);
     }
     std::vector<uint8_t> config(size.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params image{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    auto image = CuptiParams<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     image.pHostObject = host_;
     image.pConfigImage = config.data();
     image.configImageSize = config.size();
@@ -194,7 +203,7 @@ class Pass {
     }
 
     constexpr size_t kRanges = 4;
-    CUpti_RangeProfiler_GetCounterDataSize_Params data_size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    auto data_size = CuptiParams<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     data_size.pRangeProfilerObject = object_;
     data_size.pMetricNames = metrics.data();
     data_size.numMetrics = metrics.size();
@@ -204,8 +213,7 @@ class Pass {
       return Fail("cuptiRangeProfilerGetCounterDataSize", r);
     }
     std::vector<uint8_t> counter_data(data_size.counterDataSize);
-    CUpti_RangeProfiler_CounterDataImage_Initialize_Params init_data{
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    auto init_data = CuptiParams<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     init_data.pRangeProfilerObject = object_;
     init_data.pCounterData = counter_data.data();
     init_data.counterDataSize = counter_data.size();
@@ -213,7 +221,7 @@ class Pass {
         r != CUPTI_SUCCESS) {
       return Fail("cuptiRangeProfilerCounterDataImageInitialize", r);
     }
-    CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    auto set = CuptiParams<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     set.pRangeProfilerObject = object_;
     set.configSize = config.size();
     set.pConfig = config.data();
@@ -229,14 +237,14 @@ class Pass {
     if (CUptiResult r = c_.cuptiRangeProfilerSetConfig(&set); r != CUPTI_SUCCESS) {
       return Fail("cuptiRangeProfilerSetConfig", r);
     }
-    CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+    auto start = CuptiParams<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     start.pRangeProfilerObject = object_;
     if (CUptiResult r = c_.cuptiRangeProfilerStart(&start); r != CUPTI_SUCCESS) {
       return Fail("cuptiRangeProfilerStart", r);
     }
     const int launch_error = launch();
     const cudaError_t sync_error = cudaDeviceSynchronize();
-    CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+    auto stop = CuptiParams<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = object_;
     const CUptiResult stop_result = c_.cuptiRangeProfilerStop(&stop);
     if (launch_error != 0 || sync_error != cudaSuccess) {
@@ -245,12 +253,12 @@ class Pass {
                               launch_error != 0 ? launch_error : sync_error)));
     }
     if (stop_result != CUPTI_SUCCESS) return Fail("cuptiRangeProfilerStop", stop_result);
-    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+    auto decode = CuptiParams<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     decode.pRangeProfilerObject = object_;
     if (CUptiResult r = c_.cuptiRangeProfilerDecodeData(&decode); r != CUPTI_SUCCESS) {
       return Fail("cuptiRangeProfilerDecodeData", r);
     }
-    CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+    auto info = CuptiParams<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
     info.pCounterDataImage = counter_data.data();
     info.counterDataImageSize = counter_data.size();
     if (CUptiResult r = c_.cuptiRangeProfilerGetCounterDataInfo(&info); r != CUPTI_SUCCESS) {
@@ -258,7 +266,7 @@ class Pass {
     }
     if (info.numTotalRanges == 0) return "no kernel range was profiled";
     std::vector<double> values(metrics.size());
-    CUpti_Profiler_Host_EvaluateToGpuValues_Params eval{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+    auto eval = CuptiParams<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
     eval.pHostObject = host_;
     eval.pCounterDataImage = counter_data.data();
     eval.counterDataImageSize = counter_data.size();

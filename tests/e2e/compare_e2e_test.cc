@@ -42,8 +42,12 @@ TEST_F(CompareE2ETest, CompareRunsSeedsTunedCubAndCopyAtEverySizeAndMode) {
     kernels.insert(f[2]);
     groups.insert(f[0] + "/" + f[1]);
     EXPECT_EQ(f[10], "pass") << lines[i];
-    if (f[2] == "add_f16") EXPECT_EQ(f[8], "1.0000") << lines[i];  // the seed over itself
-    if (f[2] == "copy_d2d") EXPECT_EQ(f[9], "100.00") << lines[i];
+    if (f[2] == "add_f16") {
+      EXPECT_EQ(f[8], "1.0000") << lines[i];  // the seed over itself
+    }
+    if (f[2] == "copy_d2d") {
+      EXPECT_EQ(f[9], "100.00") << lines[i];
+    }
   }
   // The seed's four fp16 kernels (V3-V6), tuned ones, CUB and the copy ceiling; no f32 or bf16.
   for (const char* k : {"add_f16", "add_f16x2", "add_f16x8", "add_f16x8_pack", "add_f16_tuned",
@@ -83,7 +87,9 @@ TEST_F(CompareE2ETest, BestMeasuresEveryCandidateAndPrintsTheFastest) {
     EXPECT_GE(seconds, previous) << csv.out;
     previous = seconds;
     kernels.insert(f[1]);
-    if (i == 1) EXPECT_EQ(f[8], "1.0000") << lines[i];  // the winner over itself
+    if (i == 1) {
+      EXPECT_EQ(f[8], "1.0000") << lines[i];  // the winner over itself
+    }
     EXPECT_EQ(f[9], "pass") << lines[i];
   }
   EXPECT_TRUE(kernels.count("add_bf16")) << "the seed pattern is a candidate";

@@ -55,7 +55,9 @@ class ServerProcess {
       std::ifstream in(port_file);
       in >> port_;
     }
-    if (wait_for_port) EXPECT_GT(port_, 0) << "server did not start; log: " << Log();
+    if (wait_for_port) {
+      EXPECT_GT(port_, 0) << "server did not start; log: " << Log();
+    }
   }
   ~ServerProcess() {
     if (pid_ > 0) {

@@ -159,7 +159,9 @@ TEST_F(FuzzTest, RandomSweeps) {
     auto reader = stub_->RunSweep(&c, req);
     v1::RunSweepResponse e;
     while (reader->Read(&e)) {
-      if (e.has_error()) EXPECT_FALSE(e.error().message().empty());
+      if (e.has_error()) {
+        EXPECT_FALSE(e.error().message().empty());
+      }
     }
     const grpc::Status s = reader->Finish();
     ASSERT_TRUE(kExpected.count(s.error_code()))
