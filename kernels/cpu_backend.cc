@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "common/parallel.h"
 #include "kernels/host_info.h"
+#include "kernels/run_buffers.h"
 
 namespace gpubench {
 namespace {
@@ -60,11 +61,7 @@ class CpuSession final : public Session {
   // Every placement is host memory here: the simulated devices share the host.
   absl::Status Allocate(int device) {
     const KernelFamily& family = *variant_.family;
-    buffers_.count = static_cast<int>(family.buffers.size());
-    buffers_.shape = data_.shape;
-    buffers_.n = data_.n;
-    buffers_.device = device;
-    buffers_.peer_device = data_.peer_device;
+    buffers_ = BuffersOfRun(data_, device);
     memory_.resize(family.buffers.size());
     for (size_t i = 0; i < family.buffers.size(); ++i) {
       const int64_t bytes = BufferBytes(variant_, data_.shape, static_cast<int>(i));
@@ -228,7 +225,8 @@ class CpuBackend final : public Backend {
       return absl::InvalidArgumentError(absl::StrCat("device index ", device, " out of range"));
     }
     if (NeedsPeerDevice(*variant.family) &&
-        (data.peer_device < 0 || data.peer_device >= device_count() || data.peer_device == device)) {
+        (data.peer_device < 0 || data.peer_device >= device_count() ||
+         data.peer_device == device)) {
       return absl::FailedPreconditionError(absl::StrCat(
           variant.name, " needs a second (peer) device; the cpu backend has ", device_count(),
           " device(s) (--cpu_devices) and the peer is ", data.peer_device));

@@ -1,8 +1,8 @@
 // Host emulations of every elementwise and SAXPY/copy device kernel: each function runs
 // "threads" [begin, end) of a launch with the device kernel's own indexing, vector widths and tail
-// handling. Cache hints change no result, so the add_*_stream and add_*_l2keep variants (one-pass,
-// like add_*_tuned) run the AddF32Tuned / AddF16Tuned / AddBF16Tuned emulations. Bound to their
-// variants in kernels/families/*.cc (GPUBENCH_CPU_KERNEL declarations there).
+// handling. Cache hints change no result, so the one-pass kernels (add_*_tuned, add_*_stream and
+// add_*_l2keep) share the AddF32OnePass / AddF16OnePass / AddBF16OnePass emulations. Bound to
+// their variants in kernels/families/*.cc (GPUBENCH_CPU_KERNEL declarations there).
 #include <algorithm>
 #include <cstring>
 
@@ -147,16 +147,20 @@ void AddBF16(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64
 void AddBF16x2(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
   AddVector<BFloat16>(b, 2, begin, end, AddBFloat16);
 }
-void AddBF16x8(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, int64_t end) {
+void AddBF16x8Pack(const KernelBuffers& b, const LaunchGeometry&, int64_t begin,
+                   int64_t end) {
   AddVector<BFloat16>(b, 8, begin, end, AddBFloat16);
 }
-void AddF32Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+void AddF32OnePass(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin,
+                   int64_t end) {
   AddBlockVectors<float>(b, g, begin, end, AddFloat);
 }
-void AddF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+void AddF16OnePass(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin,
+                   int64_t end) {
   AddBlockVectors<Half>(b, g, begin, end, AddHalf);
 }
-void AddBF16Tuned(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {
+void AddBF16OnePass(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin,
+                    int64_t end) {
   AddBlockVectors<BFloat16>(b, g, begin, end, AddBFloat16);
 }
 void AddF32Bulk(const KernelBuffers& b, const LaunchGeometry& g, int64_t begin, int64_t end) {

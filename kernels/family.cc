@@ -15,8 +15,8 @@ uint64_t SplitMix64(uint64_t x) {
 
 // Uniform in [-1, 1) with 24 random bits: exactly representable in float.
 double UniformValue(uint64_t seed, uint64_t stream, int64_t i) {
-  const uint64_t bits = SplitMix64(seed ^ SplitMix64(stream * 0x632be59bd9b4e019ULL +
-                                                     static_cast<uint64_t>(i)));
+  const uint64_t bits =
+      SplitMix64(seed ^ SplitMix64(stream * 0x632be59bd9b4e019ULL + static_cast<uint64_t>(i)));
   return static_cast<double>(bits >> 40) / static_cast<double>(1 << 23) - 1.0;
 }
 

@@ -58,16 +58,16 @@ using GenerateFn = void (*)(const GenerateContext& context, std::span<std::byte>
 void GenerateUniform(const GenerateContext& context, std::span<std::byte> out);
 
 struct BufferSpec {
-  absl::string_view name = {};           // "a", "b", "c", "x", "y", "src", "dst", ...
+  absl::string_view name = {};  // "a", "b", "c", "x", "y", "src", "dst", ...
   BufferRole role = BufferRole::kInput;
-  std::optional<DType> dtype = {};       // nullopt: the variant's dtype
+  std::optional<DType> dtype = {};  // nullopt: the variant's dtype
   // Where the type depends on the variant's in another way (fp8 inputs -> bf16 output): wins
   // over `dtype` when set.
   DType (*dtype_of)(DType variant_dtype) = nullptr;
   int64_t (*elements)(const RunShape&) = nullptr;  // nullptr: shape.elements
   Placement placement = Placement::kDevice;
-  GenerateFn generate = nullptr;         // inputs and in-outs; nullptr: GenerateUniform
-  uint64_t seed_stream = 0;              // mixed with the seed so that buffers differ
+  GenerateFn generate = nullptr;  // inputs and in-outs; nullptr: GenerateUniform
+  uint64_t seed_stream = 0;       // mixed with the seed so that buffers differ
   // Times each element crosses memory per launch, for the default byte count; -1: input and
   // output 1, in-out 2 (read and written).
   int accesses = -1;
@@ -102,7 +102,7 @@ struct KernelFamily {
   // Operations in one launch (FLOP for GEMM: 2 M N K; dependent loads for a pointer chase);
   // nullptr: none.
   int64_t (*operations)(const RunShape& shape) = nullptr;
-  ReferenceFn reference = nullptr;      // a variant may override it (KernelVariant::reference)
+  ReferenceFn reference = nullptr;  // a variant may override it (KernelVariant::reference)
   // 0: verify every element of every output; > 0: this many elements per output, spread over the
   // buffer (both ends included), for outputs too costly to check whole (GEMM).
   int64_t verify_samples = 0;

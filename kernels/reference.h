@@ -31,7 +31,7 @@ double ReferenceValue(const KernelVariant& variant, const HostData& data, int64_
 struct Verification {
   bool passed = false;
   int64_t checked = 0;           // elements compared, over every output
-  bool sampled = false;          // true: a spread sample of each output (KernelFamily::verify_samples)
+  bool sampled = false;          // a spread sample of each output (KernelFamily::verify_samples)
   int64_t mismatches = 0;        // elements outside the tolerance (NaN counts)
   double max_abs_error = 0;
   double max_rel_error = 0;

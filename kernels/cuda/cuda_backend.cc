@@ -18,6 +18,7 @@
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/cupti_profiler.h"
 #include "kernels/cuda/timing.h"
+#include "kernels/run_buffers.h"
 
 namespace gpubench {
 namespace {
@@ -318,19 +319,15 @@ class CudaSession final : public Session {
   // Allocates every buffer of the family where it is placed and uploads the inputs.
   absl::Status AllocateBuffers() {
     const KernelFamily& family = *variant_.family;
-    buffers_.count = static_cast<int>(family.buffers.size());
-    buffers_.shape = data_.shape;
-    buffers_.n = data_.n;
-    buffers_.device = device_;
-    buffers_.peer_device = data_.peer_device;
+    buffers_ = BuffersOfRun(data_, device_);
     if (NeedsPeerDevice(family)) RETURN_IF_ERROR(EnablePeerAccess());
     for (size_t i = 0; i < family.buffers.size(); ++i) {
       const BufferSpec& spec = family.buffers[i];
       const int owner = spec.placement == Placement::kPeerDevice ? data_.peer_device : device_;
       auto buffer = std::make_unique<PlacedBuffer>();
-      RETURN_IF_ERROR(buffer->Allocate(
-          spec.placement, static_cast<size_t>(BufferBytes(variant_, data_.shape, static_cast<int>(i))),
-          owner, device_));
+      const int64_t bytes = BufferBytes(variant_, data_.shape, static_cast<int>(i));
+      RETURN_IF_ERROR(
+          buffer->Allocate(spec.placement, static_cast<size_t>(bytes), owner, device_));
       if (spec.role == BufferRole::kInput) {
         CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer->data(), data_.buffers[i].data(), buffer->bytes(),
                                         cudaMemcpyDefault));

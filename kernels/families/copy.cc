@@ -28,13 +28,16 @@ double CopyReference(const KernelVariant&, const HostData& data, int, int64_t i)
 }
 
 constexpr KernelVariant kVariants[] = {
-    {.name = "copy_d2d", .family = &kCopy, .dtype = DType::kF32,
+    {.name = "copy_d2d",
+     .family = &kCopy,
+     .dtype = DType::kF32,
      // The CPU emulation copies items_per_thread elements per "thread"; the runtime picks the
      // device's configuration.
      .default_policy = {.block_size = 256, .items_per_thread = 16, .block_size_tunable = false},
      .description =
          "out = in through cudaMemcpyAsync device to device: the practical bandwidth ceiling",
-     .provenance = "baseline: CUDA runtime cudaMemcpyAsync", .cpu = &cpu::CopyF32,
+     .provenance = "baseline: CUDA runtime cudaMemcpyAsync",
+     .cpu = &cpu::CopyF32,
      .cuda = GPUBENCH_CUDA(LaunchCopyD2D)},
 };
 

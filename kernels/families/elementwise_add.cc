@@ -18,10 +18,10 @@ GPUBENCH_CPU_KERNEL(AddF16x8);
 GPUBENCH_CPU_KERNEL(AddF16x8Pack);
 GPUBENCH_CPU_KERNEL(AddBF16);
 GPUBENCH_CPU_KERNEL(AddBF16x2);
-GPUBENCH_CPU_KERNEL(AddBF16x8);
-GPUBENCH_CPU_KERNEL(AddF32Tuned);
-GPUBENCH_CPU_KERNEL(AddF16Tuned);
-GPUBENCH_CPU_KERNEL(AddBF16Tuned);
+GPUBENCH_CPU_KERNEL(AddBF16x8Pack);
+GPUBENCH_CPU_KERNEL(AddF32OnePass);
+GPUBENCH_CPU_KERNEL(AddF16OnePass);
+GPUBENCH_CPU_KERNEL(AddBF16OnePass);
 GPUBENCH_CPU_KERNEL(AddF32GridStride);
 GPUBENCH_CPU_KERNEL(AddF16GridStride);
 GPUBENCH_CPU_KERNEL(AddBF16GridStride);
@@ -116,7 +116,7 @@ constexpr LaunchPolicy OnePassPolicy() {
       // packet best for f32, 4.43 TB/s at 256Mi and 48.8 us at 16Mi hot (CUB 4.42, 49.0-49.3
       // us); 256 x 2 packets 4.39. f16/bf16 move the same bytes per packet.
       .block_size = 768,
-      .items_per_thread = kElementsPerPacket,  // one 16-byte packet
+      .items_per_thread = kElementsPerPacket,          // one 16-byte packet
       .max_items_per_thread = 8 * kElementsPerPacket,  // 8 packets, the largest unrolled form
       // Under 8 waves (1Mi: 1.3 waves of 768-thread blocks) 256 threads win: 1Mi hot 3.15 us
       // (f32) and 2.66 us (f16) against 3.35 and 2.89 us at 768
@@ -139,7 +139,7 @@ constexpr LaunchPolicy BulkPolicy() {
       .items_per_thread = 12 / kSize,
       .max_items_per_thread = 256 / kSize,  // 256 x 256 bytes x 2 operands: 128 KiB of shared
       .dynamic_shared_bytes_per_item = 2 * kSize,  // both operands staged
-      .items_any_count = true,  // the kernel loops over its tile at run time
+      .items_any_count = true,                     // the kernel loops over its tile at run time
   };
 }
 
@@ -153,95 +153,156 @@ constexpr LaunchPolicy kGridStride16{.block_size = 256,
                                      .grid_stride = true,
                                      .max_resident_blocks_per_sm = 4};
 
-constexpr LaunchPolicy kLibrary{.block_size = 256, .items_per_thread = 1,
-                                .block_size_tunable = false};
+constexpr LaunchPolicy kLibrary{
+    .block_size = 256, .items_per_thread = 1, .block_size_tunable = false};
 
 constexpr KernelVariant kVariants[] = {
     // ---- the seed's patterns (bit-exact, one element or one vector per thread) ----
-    {.name = "add_f32", .family = &kElementwiseAdd, .dtype = DType::kF32,
+    {.name = "add_f32",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
      .default_policy = kSeedScalar,
      .description = "c = a + b, one float per thread (scalar 32-bit loads)",
-     .provenance = kSeedAdd, .cpu = &cpu::AddF32, .cuda = GPUBENCH_CUDA(LaunchAddF32)},
-    {.name = "add_f32x4", .family = &kElementwiseAdd, .dtype = DType::kF32,
+     .provenance = kSeedAdd,
+     .cpu = &cpu::AddF32,
+     .cuda = GPUBENCH_CUDA(LaunchAddF32)},
+    {.name = "add_f32x4",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
      .default_policy = kSeedX4,
      .description = "c = a + b, four floats per thread through float4 (128-bit loads), scalar tail",
-     .provenance = kSeedAdd, .cpu = &cpu::AddF32x4, .cuda = GPUBENCH_CUDA(LaunchAddF32x4)},
-    {.name = "add_f16", .family = &kElementwiseAdd, .dtype = DType::kF16,
+     .provenance = kSeedAdd,
+     .cpu = &cpu::AddF32x4,
+     .cuda = GPUBENCH_CUDA(LaunchAddF32x4)},
+    {.name = "add_f16",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = kSeedScalar,
      .description = "c = a + b in fp16, one half per thread (__hadd)",
-     .provenance = kSeedAdd, .cpu = &cpu::AddF16, .cuda = GPUBENCH_CUDA(LaunchAddF16)},
-    {.name = "add_f16x2", .family = &kElementwiseAdd, .dtype = DType::kF16,
+     .provenance = kSeedAdd,
+     .cpu = &cpu::AddF16,
+     .cuda = GPUBENCH_CUDA(LaunchAddF16)},
+    {.name = "add_f16x2",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = kSeedPair,
      .description = "c = a + b in fp16, one half2 per thread (__hadd2, 32-bit loads)",
-     .provenance = kSeedAdd, .cpu = &cpu::AddF16x2, .cuda = GPUBENCH_CUDA(LaunchAddF16x2)},
-    {.name = "add_f16x8", .family = &kElementwiseAdd, .dtype = DType::kF16,
+     .provenance = kSeedAdd,
+     .cpu = &cpu::AddF16x2,
+     .cuda = GPUBENCH_CUDA(LaunchAddF16x2)},
+    {.name = "add_f16x8",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = kSeedX8,
      .description = "c = a + b in fp16, eight halves per thread as four unrolled half2 loads",
-     .provenance = kSeedAdd, .cpu = &cpu::AddF16x8, .cuda = GPUBENCH_CUDA(LaunchAddF16x8)},
-    {.name = "add_f16x8_pack", .family = &kElementwiseAdd, .dtype = DType::kF16,
+     .provenance = kSeedAdd,
+     .cpu = &cpu::AddF16x8,
+     .cuda = GPUBENCH_CUDA(LaunchAddF16x8)},
+    {.name = "add_f16x8_pack",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = kSeedX8,
      .description = "c = a + b in fp16, eight halves per thread packed in one 128-bit load/store",
-     .provenance = kSeedAdd, .cpu = &cpu::AddF16x8Pack,
+     .provenance = kSeedAdd,
+     .cpu = &cpu::AddF16x8Pack,
      .cuda = GPUBENCH_CUDA(LaunchAddF16x8Pack)},
     // bf16 versions of the seed's patterns, so all three dtypes compare.
-    {.name = "add_bf16", .family = &kElementwiseAdd, .dtype = DType::kBF16,
+    {.name = "add_bf16",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
      .default_policy = kSeedScalar,
      .description = "c = a + b in bf16, one value per thread (the seed's scalar pattern)",
-     .provenance = kSeedAdd, .rtol = kBf16Ulp, .cpu = &cpu::AddBF16,
+     .provenance = kSeedAdd,
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16,
      .cuda = GPUBENCH_CUDA(LaunchAddBF16)},
-    {.name = "add_bf16x2", .family = &kElementwiseAdd, .dtype = DType::kBF16,
+    {.name = "add_bf16x2",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
      .default_policy = kSeedPair,
      .description = "c = a + b in bf16, one bf16x2 per thread (32-bit loads)",
-     .provenance = kSeedAdd, .rtol = kBf16Ulp, .cpu = &cpu::AddBF16x2,
+     .provenance = kSeedAdd,
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16x2,
      .cuda = GPUBENCH_CUDA(LaunchAddBF16x2)},
-    {.name = "add_bf16x8_pack", .family = &kElementwiseAdd, .dtype = DType::kBF16,
+    {.name = "add_bf16x8_pack",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
      .default_policy = kSeedX8,
      .description = "c = a + b in bf16, eight values per thread packed in one 128-bit load/store",
-     .provenance = kSeedAdd, .rtol = kBf16Ulp, .cpu = &cpu::AddBF16x8,
+     .provenance = kSeedAdd,
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16x8Pack,
      .cuda = GPUBENCH_CUDA(LaunchAddBF16x8Pack)},
 
     // ---- tuned one pass: 16-byte read-only loads ----
-    {.name = "add_f32_tuned", .family = &kElementwiseAdd, .dtype = DType::kF32,
+    {.name = "add_f32_tuned",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
      .default_policy = kOnePassF32,
-     .description = "c = a + b, 16-byte read-only loads (items / 4 per operand per thread), one pass",
-     .provenance = kTuned, .cpu = &cpu::AddF32Tuned, .cuda = GPUBENCH_CUDA(LaunchAddF32Tuned)},
-    {.name = "add_f16_tuned", .family = &kElementwiseAdd, .dtype = DType::kF16,
+     .description =
+         "c = a + b, 16-byte read-only loads (items / 4 per operand per thread), one pass",
+     .provenance = kTuned,
+     .cpu = &cpu::AddF32OnePass,
+     .cuda = GPUBENCH_CUDA(LaunchAddF32Tuned)},
+    {.name = "add_f16_tuned",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = kOnePass16,
      .description =
          "c = a + b in fp16, 16-byte read-only loads (items / 8 per operand per thread), one pass",
-     .provenance = kTuned, .cpu = &cpu::AddF16Tuned, .cuda = GPUBENCH_CUDA(LaunchAddF16Tuned)},
-    {.name = "add_bf16_tuned", .family = &kElementwiseAdd, .dtype = DType::kBF16,
+     .provenance = kTuned,
+     .cpu = &cpu::AddF16OnePass,
+     .cuda = GPUBENCH_CUDA(LaunchAddF16Tuned)},
+    {.name = "add_bf16_tuned",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
      .default_policy = kOnePass16,
      .description =
          "c = a + b in bf16, 16-byte read-only loads (items / 8 per operand per thread), one pass",
-     .provenance = kTuned, .rtol = kBf16Ulp, .cpu = &cpu::AddBF16Tuned,
+     .provenance = kTuned,
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16OnePass,
      .cuda = GPUBENCH_CUDA(LaunchAddBF16Tuned)},
-    {.name = "add_f32_gridstride", .family = &kElementwiseAdd, .dtype = DType::kF32,
+    {.name = "add_f32_gridstride",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
      .default_policy = kGridStrideF32,
      .description = "c = a + b, four 16-byte streaming loads per operand per thread, grid-stride "
                     "over the resident grid (occupancy API)",
      .provenance = "gpubench experiment (persistent grid + streaming hints)",
-     .cpu = &cpu::AddF32GridStride, .cuda = GPUBENCH_CUDA(LaunchAddF32GridStride)},
+     .cpu = &cpu::AddF32GridStride,
+     .cuda = GPUBENCH_CUDA(LaunchAddF32GridStride)},
 
     // ---- bulk copy (sm_90+) ----
-    {.name = "add_f32_bulk", .family = &kElementwiseAdd, .dtype = DType::kF32,
+    {.name = "add_f32_bulk",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
      .default_policy = BulkPolicy<4>(),
      .description = "c = a + b, tiles fetched by the bulk-copy engine (cp.async.bulk) into shared "
                     "memory",
      .provenance = "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)",
-     .cpu = &cpu::AddF32Bulk, .cuda = GPUBENCH_CUDA(LaunchAddF32Bulk),
+     .cpu = &cpu::AddF32Bulk,
+     .cuda = GPUBENCH_CUDA(LaunchAddF32Bulk),
      .min_compute_capability = 90},  // cp.async.bulk
-    {.name = "add_f16_bulk", .family = &kElementwiseAdd, .dtype = DType::kF16,
+    {.name = "add_f16_bulk",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = BulkPolicy<2>(),
      .description = "c = a + b in fp16, tiles fetched by the bulk-copy engine (cp.async.bulk)",
      .provenance = "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)",
-     .cpu = &cpu::AddF16Bulk, .cuda = GPUBENCH_CUDA(LaunchAddF16Bulk),
+     .cpu = &cpu::AddF16Bulk,
+     .cuda = GPUBENCH_CUDA(LaunchAddF16Bulk),
      .min_compute_capability = 90},
-    {.name = "add_bf16_bulk", .family = &kElementwiseAdd, .dtype = DType::kBF16,
+    {.name = "add_bf16_bulk",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
      .default_policy = BulkPolicy<2>(),
      .description = "c = a + b in bf16, tiles fetched by the bulk-copy engine (cp.async.bulk)",
      .provenance = "gpubench tuned (Hopper bulk copy, after CUB's sm_90 policy)",
-     .rtol = kBf16Ulp, .cpu = &cpu::AddBF16Bulk, .cuda = GPUBENCH_CUDA(LaunchAddBF16Bulk),
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16Bulk,
+     .cuda = GPUBENCH_CUDA(LaunchAddBF16Bulk),
      .min_compute_capability = 90},
 
     // ---- L2-aware variants (issue #19) ----
@@ -250,22 +311,34 @@ constexpr KernelVariant kVariants[] = {
     // the inputs is still in L2 at the next launch. add_*_stream: the one-pass kernel with
     // streaming loads and stores (__ldcs/__stcs, evict-first), same tile rules as add_*_tuned.
     // The emulation is add_*_tuned's: cache hints change no result.
-    {.name = "add_f32_stream", .family = &kElementwiseAdd, .dtype = DType::kF32,
+    {.name = "add_f32_stream",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
      .default_policy = kOnePassF32,
      .description =
          "c = a + b, 16-byte streaming loads and stores (__ldcs/__stcs: evict-first), one pass",
-     .provenance = "gpubench tuned (L2 policy: streaming)", .cpu = &cpu::AddF32Tuned,
+     .provenance = "gpubench tuned (L2 policy: streaming)",
+     .cpu = &cpu::AddF32OnePass,
      .cuda = GPUBENCH_CUDA(LaunchAddF32Stream)},
-    {.name = "add_f16_stream", .family = &kElementwiseAdd, .dtype = DType::kF16,
+    {.name = "add_f16_stream",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = kOnePass16,
-     .description = "c = a + b in fp16, 16-byte streaming loads and stores (__ldcs/__stcs), one pass",
-     .provenance = "gpubench tuned (L2 policy: streaming)", .cpu = &cpu::AddF16Tuned,
+     .description =
+         "c = a + b in fp16, 16-byte streaming loads and stores (__ldcs/__stcs), one pass",
+     .provenance = "gpubench tuned (L2 policy: streaming)",
+     .cpu = &cpu::AddF16OnePass,
      .cuda = GPUBENCH_CUDA(LaunchAddF16Stream)},
-    {.name = "add_bf16_stream", .family = &kElementwiseAdd, .dtype = DType::kBF16,
+    {.name = "add_bf16_stream",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
      .default_policy = kOnePass16,
-     .description = "c = a + b in bf16, 16-byte streaming loads and stores (__ldcs/__stcs), one pass",
-     .provenance = "gpubench tuned (L2 policy: streaming)", .rtol = kBf16Ulp,
-     .cpu = &cpu::AddBF16Tuned, .cuda = GPUBENCH_CUDA(LaunchAddBF16Stream)},
+     .description =
+         "c = a + b in bf16, 16-byte streaming loads and stores (__ldcs/__stcs), one pass",
+     .provenance = "gpubench tuned (L2 policy: streaming)",
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16OnePass,
+     .cuda = GPUBENCH_CUDA(LaunchAddBF16Stream)},
     // add_*_l2keep: the one-pass kernel with L2 cache-policy hints: the first eighth of the L2 of
     // each input evict_last, the rest of the inputs and the output evict_first, while a + b + c
     // is at most 2 x L2; larger launches run add_*_tuned's read-only policy (add_kernels.cu).
@@ -278,51 +351,80 @@ constexpr KernelVariant kVariants[] = {
     // from DRAM inside one launch (L2 read hit rate 0.03%), but the hinted/streaming ones write
     // 7-8 MB of the 33.5 MB output back during the launch against 18 MB (read-only) and 36 MB
     // (torch.add): less write-back of the previous launch's output competes with the reads.
-    {.name = "add_f32_l2keep", .family = &kElementwiseAdd, .dtype = DType::kF32,
+    {.name = "add_f32_l2keep",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
      .default_policy = kOnePassF32,
      .description = "c = a + b, 16-byte loads/stores with L2 hints: an eighth of L2 of each input "
                     "evict_last, the rest evict_first (working sets up to 2 x L2)",
      .provenance = "gpubench tuned (L2 policy: keep part of the inputs)",
-     .cpu = &cpu::AddF32Tuned, .cuda = GPUBENCH_CUDA(LaunchAddF32L2Keep),
+     .cpu = &cpu::AddF32OnePass,
+     .cuda = GPUBENCH_CUDA(LaunchAddF32L2Keep),
      .min_compute_capability = 80},  // createpolicy / .L2::cache_hint
-    {.name = "add_f16_l2keep", .family = &kElementwiseAdd, .dtype = DType::kF16,
+    {.name = "add_f16_l2keep",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = kOnePass16,
      .description = "c = a + b in fp16, 16-byte loads/stores with L2 evict_last/evict_first hints",
      .provenance = "gpubench tuned (L2 policy: keep part of the inputs)",
-     .cpu = &cpu::AddF16Tuned, .cuda = GPUBENCH_CUDA(LaunchAddF16L2Keep),
+     .cpu = &cpu::AddF16OnePass,
+     .cuda = GPUBENCH_CUDA(LaunchAddF16L2Keep),
      .min_compute_capability = 80},
-    {.name = "add_bf16_l2keep", .family = &kElementwiseAdd, .dtype = DType::kBF16,
+    {.name = "add_bf16_l2keep",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
      .default_policy = kOnePass16,
      .description = "c = a + b in bf16, 16-byte loads/stores with L2 evict_last/evict_first hints",
-     .provenance = "gpubench tuned (L2 policy: keep part of the inputs)", .rtol = kBf16Ulp,
-     .cpu = &cpu::AddBF16Tuned, .cuda = GPUBENCH_CUDA(LaunchAddBF16L2Keep),
+     .provenance = "gpubench tuned (L2 policy: keep part of the inputs)",
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16OnePass,
+     .cuda = GPUBENCH_CUDA(LaunchAddBF16L2Keep),
      .min_compute_capability = 80},
-    {.name = "add_f16_gridstride", .family = &kElementwiseAdd, .dtype = DType::kF16,
+    {.name = "add_f16_gridstride",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = kGridStride16,
      .description = "c = a + b in fp16, four 16-byte streaming loads per operand per thread, "
                     "grid-stride over 4 resident blocks per SM",
      .provenance = "gpubench tuned (persistent grid + streaming hints)",
-     .cpu = &cpu::AddF16GridStride, .cuda = GPUBENCH_CUDA(LaunchAddF16GridStride)},
-    {.name = "add_bf16_gridstride", .family = &kElementwiseAdd, .dtype = DType::kBF16,
+     .cpu = &cpu::AddF16GridStride,
+     .cuda = GPUBENCH_CUDA(LaunchAddF16GridStride)},
+    {.name = "add_bf16_gridstride",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
      .default_policy = kGridStride16,
      .description = "c = a + b in bf16, four 16-byte streaming loads per operand per thread, "
                     "grid-stride over 4 resident blocks per SM",
-     .provenance = "gpubench tuned (persistent grid + streaming hints)", .rtol = kBf16Ulp,
-     .cpu = &cpu::AddBF16GridStride, .cuda = GPUBENCH_CUDA(LaunchAddBF16GridStride)},
+     .provenance = "gpubench tuned (persistent grid + streaming hints)",
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16GridStride,
+     .cuda = GPUBENCH_CUDA(LaunchAddBF16GridStride)},
 
     // ---- the vendor baseline ----
-    {.name = "cub_add_f32", .family = &kElementwiseAdd, .dtype = DType::kF32,
+    {.name = "cub_add_f32",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
      .default_policy = kLibrary,
      .description = "c = a + b through cub::DeviceTransform, the vendor's elementwise path",
-     .provenance = kCub, .cpu = &cpu::AddF32, .cuda = GPUBENCH_CUDA(LaunchCubAddF32)},
-    {.name = "cub_add_f16", .family = &kElementwiseAdd, .dtype = DType::kF16,
+     .provenance = kCub,
+     .cpu = &cpu::AddF32,
+     .cuda = GPUBENCH_CUDA(LaunchCubAddF32)},
+    {.name = "cub_add_f16",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
      .default_policy = kLibrary,
      .description = "c = a + b in fp16 through cub::DeviceTransform",
-     .provenance = kCub, .cpu = &cpu::AddF16, .cuda = GPUBENCH_CUDA(LaunchCubAddF16)},
-    {.name = "cub_add_bf16", .family = &kElementwiseAdd, .dtype = DType::kBF16,
+     .provenance = kCub,
+     .cpu = &cpu::AddF16,
+     .cuda = GPUBENCH_CUDA(LaunchCubAddF16)},
+    {.name = "cub_add_bf16",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
      .default_policy = kLibrary,
      .description = "c = a + b in bf16 through cub::DeviceTransform",
-     .provenance = kCub, .rtol = kBf16Ulp, .cpu = &cpu::AddBF16,
+     .provenance = kCub,
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16,
      .cuda = GPUBENCH_CUDA(LaunchCubAddBF16)},
 };
 

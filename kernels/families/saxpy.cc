@@ -31,8 +31,12 @@ constexpr BufferSpec kSaxpyBuffers[] = {
 
 constexpr double kAlpha = 2.5;  // KernelBuffers::alpha, the seed's ALPHA
 
-double X(const HostData& data, int64_t i) { return LoadAsDouble(data.dtype, data.buffers[0].data(), i); }
-double Y(const HostData& data, int64_t i) { return LoadAsDouble(data.dtype, data.buffers[1].data(), i); }
+double X(const HostData& data, int64_t i) {
+  return LoadAsDouble(data.dtype, data.buffers[0].data(), i);
+}
+double Y(const HostData& data, int64_t i) {
+  return LoadAsDouble(data.dtype, data.buffers[1].data(), i);
+}
 double F(float c) { return static_cast<double>(c); }
 
 // The seed's formulas evaluated in double with the seed's float constants.
@@ -66,21 +70,41 @@ constexpr double kSaxpyAtol = 1e-6;
 constexpr LaunchPolicy kPuzzle{.block_size = 1024, .items_per_thread = 1};
 
 constexpr KernelVariant kVariants[] = {
-    {.name = "saxpy_minimal", .family = &kSaxpy, .dtype = DType::kF32, .default_policy = kPuzzle,
+    {.name = "saxpy_minimal",
+     .family = &kSaxpy,
+     .dtype = DType::kF32,
+     .default_policy = kPuzzle,
      .description = "y = alpha * x + y, register-light, no shared memory",
-     .provenance = kSeedSaxpy, .rtol = kSaxpyRtol, .atol = kSaxpyAtol, .cpu = &cpu::SaxpyMinimal,
-     .cuda = GPUBENCH_CUDA(LaunchSaxpyMinimal), .reference = &MinimalReference},
-    {.name = "saxpy_sophisticated", .family = &kSaxpy, .dtype = DType::kF32,
-     .default_policy = kPuzzle, .static_shared_bytes = 48 * 1024,  // as the seed declares
-     .description = "y ~= alpha * x + y with extra register pressure and 48 KiB static shared memory",
-     .provenance = kSeedSaxpy, .rtol = kSaxpyRtol, .atol = kSaxpyAtol,
-     .cpu = &cpu::SaxpySophisticated, .cuda = GPUBENCH_CUDA(LaunchSaxpySophisticated),
+     .provenance = kSeedSaxpy,
+     .rtol = kSaxpyRtol,
+     .atol = kSaxpyAtol,
+     .cpu = &cpu::SaxpyMinimal,
+     .cuda = GPUBENCH_CUDA(LaunchSaxpyMinimal),
+     .reference = &MinimalReference},
+    {.name = "saxpy_sophisticated",
+     .family = &kSaxpy,
+     .dtype = DType::kF32,
+     .default_policy = kPuzzle,
+     .static_shared_bytes = 48 * 1024,  // as the seed declares
+     .description =
+         "y ~= alpha * x + y with extra register pressure and 48 KiB static shared memory",
+     .provenance = kSeedSaxpy,
+     .rtol = kSaxpyRtol,
+     .atol = kSaxpyAtol,
+     .cpu = &cpu::SaxpySophisticated,
+     .cuda = GPUBENCH_CUDA(LaunchSaxpySophisticated),
      .reference = &SophisticatedReference},
-    {.name = "saxpy_balanced", .family = &kSaxpy, .dtype = DType::kF32, .default_policy = kPuzzle,
+    {.name = "saxpy_balanced",
+     .family = &kSaxpy,
+     .dtype = DType::kF32,
+     .default_policy = kPuzzle,
      .static_shared_bytes = 16 * 1024,  // as the seed declares
      .description = "y ~= alpha * x + y with moderate registers and 16 KiB static shared memory",
-     .provenance = kSeedSaxpy, .rtol = kSaxpyRtol, .atol = kSaxpyAtol,
-     .cpu = &cpu::SaxpyBalanced, .cuda = GPUBENCH_CUDA(LaunchSaxpyBalanced),
+     .provenance = kSeedSaxpy,
+     .rtol = kSaxpyRtol,
+     .atol = kSaxpyAtol,
+     .cpu = &cpu::SaxpyBalanced,
+     .cuda = GPUBENCH_CUDA(LaunchSaxpyBalanced),
      .reference = &BalancedReference},
 };
 

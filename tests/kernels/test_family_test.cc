@@ -133,13 +133,20 @@ void PeerCopyCpu(const KernelBuffers& b, const LaunchGeometry&, int64_t begin, i
 }
 
 constexpr KernelVariant kTestVariants[] = {
-    {.name = "test_row_sum_f32", .family = &kRowSum, .dtype = DType::kF32,
+    {.name = "test_row_sum_f32",
+     .family = &kRowSum,
+     .dtype = DType::kF32,
      .default_policy = {.block_size = 32, .items_per_thread = 1},
-     .description = "sums[i] = sum of row i, in double", .provenance = "test-only family",
-     .cpu = &RowSumCpu, .cpu_setup = &RowSumSetup},
-    {.name = "test_peer_copy_f32", .family = &kPeerCopy, .dtype = DType::kF32,
+     .description = "sums[i] = sum of row i, in double",
+     .provenance = "test-only family",
+     .cpu = &RowSumCpu,
+     .cpu_setup = &RowSumSetup},
+    {.name = "test_peer_copy_f32",
+     .family = &kPeerCopy,
+     .dtype = DType::kF32,
      .default_policy = {.block_size = 64, .items_per_thread = 1},
-     .description = "dst (on the peer device) = src", .provenance = "test-only family",
+     .description = "dst (on the peer device) = src",
+     .provenance = "test-only family",
      .cpu = &PeerCopyCpu},
 };
 
@@ -154,7 +161,8 @@ class TestFamily : public ::testing::Test {
     request.measurement.max_noise = 0.5;
     request.measurement.timeout_seconds = 1;
     ASSIGN_OR_RETURN(const RunSpec spec, ResolveRunRequest(request, *backend_, ServerLimits()));
-    return MeasureRun(*backend_, spec, [] { return false; }, &pool_);
+    return MeasureRun(
+        *backend_, spec, [] { return false; }, &pool_);
   }
 
   std::unique_ptr<Backend> backend_ = MakeCpuBackend({.devices = 2, .threads_per_device = 2});
