@@ -30,9 +30,9 @@ import yaml
 # Panels that only a GPU backend can feed (no theoretical peak or SMs on the CPU backend).
 GPU_ONLY = ("gpubench_run_peak_bandwidth_ratio", "gpubench_run_theoretical_occupancy_ratio",
             "gpubench_run_achieved_occupancy_ratio", "gpubench_run_peak_flops_ratio")
-# The copy families (issue #17) are still landing: while a build lacks them their panels must
-# evaluate, and need data once they are in the catalog. Every other family's panel needs data.
-TOLERATED_MISSING_FAMILIES = ("h2d_", "d2h_", "bidirectional_", "peer_")
+# Families a build may lack while they land (their panels must then evaluate; with the family in
+# the catalog they need data). Empty: every family of issue #17 has landed.
+TOLERATED_MISSING_FAMILIES = ()
 
 failures = []
 
