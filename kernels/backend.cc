@@ -10,7 +10,10 @@ class DescribeAmendingBackend final : public Backend {
  public:
   DescribeAmendingBackend(std::unique_ptr<Backend> inner, std::function<void(DeviceInfo&)> amend)
       : inner_(std::move(inner)), amend_(std::move(amend)) {}
-  absl::string_view name() const override { return inner_->name(); }
+  BackendKind kind() const override { return inner_->kind(); }
+  std::string SampleMethod(bool cold, int hot_batch_size) const override {
+    return inner_->SampleMethod(cold, hot_batch_size);
+  }
   int device_count() const override { return inner_->device_count(); }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {
     absl::StatusOr<DeviceInfo> info = inner_->Describe(device);
@@ -33,6 +36,20 @@ class DescribeAmendingBackend final : public Backend {
 };
 
 }  // namespace
+
+absl::string_view BackendKindName(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::kCpu:
+      return "cpu";
+    case BackendKind::kCuda:
+      return "cuda";
+  }
+  return "unknown";
+}
+
+bool HasBinding(const KernelVariant& variant, BackendKind kind) {
+  return kind == BackendKind::kCuda ? variant.cuda != nullptr : variant.cpu != nullptr;
+}
 
 std::unique_ptr<Backend> WithDescribeAmendment(std::unique_ptr<Backend> backend,
                                                std::function<void(DeviceInfo&)> amend) {

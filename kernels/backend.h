@@ -35,6 +35,19 @@ inline bool IsBlockingTimeout(const absl::Status& status) {
   return status.GetPayload(kBlockingTimeoutPayload).has_value();
 }
 
+// Which implementation a Backend is: the engine asks this, never compares names.
+enum class BackendKind { kCpu, kCuda };
+
+// "cpu" / "cuda": the backend's name in results, logs and metrics.
+absl::string_view BackendKindName(BackendKind kind);
+
+// True where a device's buffers are host memory (the CPU backend): memory admission counts them
+// against the host.
+inline bool DeviceIsHost(BackendKind kind) { return kind == BackendKind::kCpu; }
+
+// Whether `variant` has an implementation on backends of `kind`.
+bool HasBinding(const KernelVariant& variant, BackendKind kind);
+
 // Facts about one device, as `gpu-specs` in the occupancy seed prints them. Fields a backend
 // cannot know are 0 or empty.
 struct DeviceInfo {
@@ -176,8 +189,12 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  // "cpu" or "cuda".
-  virtual absl::string_view name() const = 0;
+  virtual BackendKind kind() const = 0;
+  absl::string_view name() const { return BackendKindName(kind()); }
+
+  // How one sample is timed, in words, for a result's method text: `cold` (one launch after a
+  // cache flush) or hot (`hot_batch_size` back-to-back launches).
+  virtual std::string SampleMethod(bool cold, int hot_batch_size) const = 0;
 
   // Number of devices this backend drives. Thread-safe.
   virtual int device_count() const = 0;

@@ -187,7 +187,14 @@ class CpuBackend final : public Backend {
     }
   }
 
-  absl::string_view name() const override { return "cpu"; }
+  BackendKind kind() const override { return BackendKind::kCpu; }
+  std::string SampleMethod(bool cold, int hot_batch_size) const override {
+    return cold ? "cold: caches flushed by writing 2x the last-level cache, one launch timed with "
+                  "a steady clock per sample"
+                : absl::StrFormat("hot: %d back-to-back launches timed with a steady clock per "
+                                  "sample",
+                                  hot_batch_size);
+  }
   int device_count() const override { return static_cast<int>(pools_.size()); }
 
   absl::StatusOr<DeviceInfo> Describe(int device) const override {
@@ -199,7 +206,7 @@ class CpuBackend final : public Backend {
     const HostInfo host = ReadHostInfo();
     DeviceInfo info;
     info.index = device;
-    info.backend = "cpu";
+    info.backend = std::string(name());
     info.name = !options_.device_name.empty() ? options_.device_name
                 : host.cpu_model.empty()        ? "host CPU"
                                                 : host.cpu_model;

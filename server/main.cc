@@ -210,7 +210,6 @@ int Main() {
   ServiceOptions service_options;
   service_options.max_sweep_items = config.max_sweep_items;
   service_options.server_info = ServerInfoFor(config);
-  service_options.tuned_store = tuned_store->get();
   if (auth->has_value()) service_options.auth = &**auth;
   BenchmarkService service(&engine, service_options);
 

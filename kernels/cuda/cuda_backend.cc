@@ -499,7 +499,14 @@ class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int devices) : devices_(devices) {}
 
-  absl::string_view name() const override { return "cuda"; }
+  BackendKind kind() const override { return BackendKind::kCuda; }
+  std::string SampleMethod(bool cold, int hot_batch_size) const override {
+    return cold ? "cold: L2 flushed, stream held by a blocking kernel, one launch timed with CUDA "
+                  "events per sample"
+                : absl::StrFormat("hot: %d back-to-back launches behind a blocking kernel timed "
+                                  "with CUDA events per sample",
+                                  hot_batch_size);
+  }
   int device_count() const override { return devices_; }
 
   absl::StatusOr<DeviceInfo> Describe(int device) const override {
@@ -512,7 +519,7 @@ class CudaBackend final : public Backend {
     CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&p, device));
     DeviceInfo d;
     d.index = device;
-    d.backend = "cuda";
+    d.backend = std::string(name());
     d.name = p.name;
     d.uuid = FormatUuid(p.uuid);
     char bus_id[32] = {0};

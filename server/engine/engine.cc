@@ -118,12 +118,11 @@ void DeviceWorker::Join() {
   std::call_once(join_once_, [this] { thread_.join(); });
 }
 
-absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, int64_t* reserved) {
+absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, const DeviceInfo& device,
+                                       int64_t* reserved) {
   *reserved = 0;
   if (limits_ == nullptr || reserved_host_bytes_ == nullptr) return absl::OkStatus();
-  absl::StatusOr<DeviceInfo> device = backend_->Describe(spec.device_index);
-  if (!device.ok()) return device.status();
-  const bool device_is_host = backend_->name() == "cpu";
+  const bool device_is_host = DeviceIsHost(backend_->kind());
   const RunMemory need = RunMemoryOf(*spec.kernel, spec.shape, spec.verify);
   const HostMemoryBudget host = ReadHostMemoryBudget(limits_->host_memory);
   std::optional<int64_t> available = host.available_bytes();
@@ -132,7 +131,7 @@ absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, int64_t* reserved) {
   const int64_t others = reserved_host_bytes_->load();
   if (available.has_value()) available = *available - others;
   RETURN_IF_ERROR(CheckRunMemoryFits(
-      need, *device, device_is_host, available,
+      need, device, device_is_host, available,
       absl::StrCat(host.Describe(), others > 0 ? absl::StrCat(", ", others, " bytes reserved by "
                                                               "runs in progress")
                                                : "")));
@@ -141,98 +140,95 @@ absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, int64_t* reserved) {
   return absl::OkStatus();
 }
 
+bool DeviceWorker::Take(Item* item) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return stopping_ || draining_ || !queue_.empty(); });
+  if (queue_.empty() || stopping_) return false;
+  *item = std::move(queue_.front());
+  queue_.pop_front();
+  running_ = true;
+  current_ = item->job;
+  return true;
+}
+
+absl::StatusOr<RunResult> DeviceWorker::Execute(const Item& item) {
+  const Job& job = *item.job;
+  if (job.cancelled()) return absl::CancelledError("run cancelled while queued");
+  if (absl::Now() >= job.deadline()) {
+    return absl::DeadlineExceededError("deadline passed while the run was queued");
+  }
+  if (*monitor_ != nullptr && !item.spec.force) {
+    RETURN_IF_ERROR((*monitor_)->CheckIdle(device_index_));  // shared node: a tenant uses it
+  }
+  if (item.callbacks.on_start) item.callbacks.on_start();
+  absl::StatusOr<RunResult> result = Measure(item);
+  // A client whose deadline passed also cancels its RPC: report the deadline, not the cancel.
+  if (!result.ok() && result.status().code() == absl::StatusCode::kCancelled &&
+      absl::Now() >= job.deadline()) {
+    return absl::DeadlineExceededError("deadline passed while the run was measuring");
+  }
+  return result;
+}
+
+absl::StatusOr<RunResult> DeviceWorker::Measure(const Item& item) {
+  // The device, described once for this run: memory admission, the measurement and the result.
+  ASSIGN_OR_RETURN(const DeviceInfo device, backend_->Describe(device_index_));
+  int64_t reserved = 0;
+  RETURN_IF_ERROR(AdmitMemory(item.spec, device, &reserved));  // before anything is allocated
+  std::string no_watch = "NVML not loaded";
+  std::unique_ptr<ClockEventWatch> watch =
+      *monitor_ != nullptr ? (*monitor_)->WatchClockEvents(device_index_, &no_watch) : nullptr;
+  const Job* job = item.job.get();
+  absl::StatusOr<RunResult> result = MeasureRun(
+      *backend_, item.spec, device,
+      [job] { return job->cancelled() || absl::Now() >= job->deadline(); }, &host_pool_);
+  if (reserved > 0) reserved_host_bytes_->fetch_sub(reserved);
+  absl::StatusOr<std::vector<std::string>> reasons =
+      watch ? watch->Stop()
+            : absl::StatusOr<std::vector<std::string>>(absl::UnavailableError(no_watch));
+  if (!result.ok()) return result;
+  FinishRunResult(*backend_,
+                  {.queued_at = item.queued_at,
+                   .copy_ceiling = &copy_ceiling_,
+                   .clock_event_reasons = std::move(reasons)},
+                  &*result);
+  // Peer copies: how NVML sees the two devices connected (NVLink or PCIe).
+  if (item.spec.peer_device_index >= 0 && *monitor_ != nullptr &&
+      !DeviceIsHost(backend_->kind())) {
+    if (std::optional<std::string> path =
+            (*monitor_)->PeerPath(device_index_, item.spec.peer_device_index)) {
+      absl::StrAppend(&result->launch_report, result->launch_report.empty() ? "" : "; ", *path);
+    }
+  }
+  return result;
+}
+
+void DeviceWorker::Report(const Item& item, const absl::StatusOr<RunResult>& result,
+                          absl::Duration wall) {
+  const RunSpec& spec = item.spec;
+  if (result.ok()) {
+    spdlog::info("run {} kernel={} n={} device={} mode={} median={:.3e}s bw={:.3e}B/s {}",
+                 result->run_id, std::string(spec.kernel->name), spec.elements, spec.device_index,
+                 CacheModeName(spec.cache_mode), result->stats.median_seconds,
+                 result->bandwidth_bytes_per_second, RunOutcomeName(OutcomeOf(*result)));
+  } else {
+    spdlog::warn("run kernel={} n={} device={} failed: {}", std::string(spec.kernel->name),
+                 spec.elements, spec.device_index, result.status().ToString());
+  }
+  for (RunObserver* o : *observers_) o->OnRunFinished(spec, result, wall);
+  if (!result.ok() && IsDeviceLost(result.status()) && *device_lost_) {
+    spdlog::critical("device {} lost: {}", device_index_, result.status().ToString());
+    (*device_lost_)(device_index_, result.status());
+  }
+}
+
 void DeviceWorker::Loop() {
   while (true) {
-    Item item;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || draining_ || !queue_.empty(); });
-      if (queue_.empty() || stopping_) return;
-      item = std::move(queue_.front());
-      queue_.pop_front();
-      running_ = true;
-      current_ = item.job;
-    }
+    Item item;  // released at the end of each iteration: the job and its callbacks
+    if (!Take(&item)) return;
     const absl::Time start = absl::Now();
-    absl::StatusOr<RunResult> result;
-    if (item.job->cancelled()) {
-      result = absl::CancelledError("run cancelled while queued");
-    } else if (start >= item.job->deadline()) {
-      result = absl::DeadlineExceededError("deadline passed while the run was queued");
-    } else if (absl::Status idle = (*monitor_ != nullptr && !item.spec.force)
-                                       ? (*monitor_)->CheckIdle(device_index_)
-                                       : absl::OkStatus();
-               !idle.ok()) {
-      result = idle;  // shared-node mode: a tenant uses this GPU
-    } else {
-      if (item.callbacks.on_start) item.callbacks.on_start();
-      Job* job = item.job.get();
-      int64_t reserved = 0;
-      if (absl::Status memory = AdmitMemory(item.spec, &reserved); !memory.ok()) {
-        result = memory;  // before anything is allocated
-      } else {
-      std::string no_watch = "NVML not loaded";
-      std::unique_ptr<ClockEventWatch> watch =
-          *monitor_ != nullptr ? (*monitor_)->WatchClockEvents(device_index_, &no_watch) : nullptr;
-      result = MeasureRun(*backend_, item.spec,
-                          [job] { return job->cancelled() || absl::Now() >= job->deadline(); },
-                          &host_pool_);
-      if (reserved > 0) reserved_host_bytes_->fetch_sub(reserved);
-      absl::StatusOr<std::vector<std::string>> reasons =
-          watch ? watch->Stop() : absl::StatusOr<std::vector<std::string>>(
-                                      absl::UnavailableError(no_watch));
-      if (result.ok()) {
-        if (reasons.ok()) {
-          result->clock_event_reasons = *std::move(reasons);
-        } else {
-          result->clock_events_unavailable_reason = std::string(reasons.status().message());
-        }
-        // Peer copies: how NVML sees the two devices connected (NVLink or PCIe).
-        if (item.spec.peer_device_index >= 0 && *monitor_ != nullptr &&
-            result->backend != "cpu") {
-          if (std::optional<std::string> path =
-                  (*monitor_)->PeerPath(device_index_, item.spec.peer_device_index)) {
-            absl::StrAppend(&result->launch_report, result->launch_report.empty() ? "" : "; ",
-                            *path);
-          }
-        }
-      }
-      }
-      // A client whose deadline passed also cancels its RPC: report the deadline, not the cancel.
-      if (!result.ok() && result.status().code() == absl::StatusCode::kCancelled &&
-          absl::Now() >= job->deadline()) {
-        result = absl::DeadlineExceededError("deadline passed while the run was measuring");
-      }
-      if (result.ok()) {
-        result->queued_at = item.queued_at;
-        // The practical ceiling: a copy large enough to stream from DRAM, not from L2.
-        if (item.spec.kernel->family->copy_ceiling &&
-            result->bytes_moved >= 4 * result->device.l2_cache_bytes) {
-          copy_ceiling_ = result->bandwidth_bytes_per_second;
-        }
-        if (copy_ceiling_ > 0) {
-          result->copy_ceiling_bytes_per_second = copy_ceiling_;
-          result->percent_of_copy_ceiling = 100.0 * result->bandwidth_bytes_per_second / copy_ceiling_;
-        }
-      }
-    }
-    const absl::Duration wall = absl::Now() - start;
-    if (result.ok()) {
-      spdlog::info("run {} kernel={} n={} device={} mode={} median={:.3e}s bw={:.3e}B/s {}",
-                   result->run_id, std::string(item.spec.kernel->name), item.spec.elements,
-                   item.spec.device_index, CacheModeName(item.spec.cache_mode),
-                   result->stats.median_seconds, result->bandwidth_bytes_per_second,
-                   result->verification ? (result->verification->passed ? "verified" : "VERIFY-FAILED")
-                                        : "unverified");
-    } else {
-      spdlog::warn("run kernel={} n={} device={} failed: {}", std::string(item.spec.kernel->name),
-                   item.spec.elements, item.spec.device_index, result.status().ToString());
-    }
-    for (RunObserver* o : *observers_) o->OnRunFinished(item.spec, result, wall);
-    if (!result.ok() && IsDeviceLost(result.status()) && *device_lost_) {
-      spdlog::critical("device {} lost: {}", device_index_, result.status().ToString());
-      (*device_lost_)(device_index_, result.status());
-    }
+    absl::StatusOr<RunResult> result = Execute(item);
+    Report(item, result, absl::Now() - start);
     {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;

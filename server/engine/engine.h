@@ -17,7 +17,11 @@
 #include "common/parallel.h"
 #include "kernels/backend.h"
 #include "server/engine/nvml_monitor.h"
+#include "server/engine/resolve.h"
+#include "server/engine/run_memory.h"
+#include "server/engine/run_result.h"
 #include "server/engine/run_spec.h"
+#include "server/engine/tuned_defaults.h"
 
 namespace gpubench {
 
@@ -88,10 +92,16 @@ class DeviceWorker {
   void Loop();
   void Join();
   void PublishDepth();
+  // The loop's steps: take the next item (false: stop), run it, report it to the log and the
+  // observers.
+  bool Take(Item* item);
+  absl::StatusOr<RunResult> Execute(const Item& item);
+  absl::StatusOr<RunResult> Measure(const Item& item);
+  void Report(const Item& item, const absl::StatusOr<RunResult>& result, absl::Duration wall);
   // RESOURCE_EXHAUSTED when the run's buffers do not fit in the host (and device) memory left now,
   // counting what runs on other devices have reserved; otherwise reserves its host bytes in
   // *reserved (released by the caller).
-  absl::Status AdmitMemory(const RunSpec& spec, int64_t* reserved);
+  absl::Status AdmitMemory(const RunSpec& spec, const DeviceInfo& device, int64_t* reserved);
 
   const int device_index_;
   Backend* backend_;
@@ -109,7 +119,7 @@ class DeviceWorker {
   bool stopping_ = false;
   bool draining_ = false;
   std::shared_ptr<Job> current_;
-  double copy_ceiling_ = 0;  // bytes/s of the latest DRAM-bound copy_d2d run; worker thread only
+  CopyCeiling copy_ceiling_;  // worker thread only
   std::once_flag join_once_;
   std::thread thread_;
 };

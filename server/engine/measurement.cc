@@ -184,6 +184,147 @@ void SetThroughput(const KernelVariant& kernel, const RunShape& shape, RunResult
   }
 }
 
+// Initialize: the result's identity, the spec and the device.
+RunResult StartResult(const Backend& backend, const RunSpec& spec, const DeviceInfo& device) {
+  RunResult result;
+  result.run_id = NewRunId();
+  result.spec = spec;
+  result.backend = std::string(backend.name());
+  result.started_at = absl::Now();
+  result.device = device;
+  return result;
+}
+
+// Hot mode: launches per sample, sized from one launch timed after warm-up (1 when cold, or when
+// the blocking kernel timed out: the sampling loop then falls back to profile mode).
+absl::StatusOr<int> HotBatchSize(Session& session, const RunSpec& spec) {
+  if (spec.cache_mode != CacheMode::kHot) return 1;
+  absl::StatusOr<double> one = session.HotSample(1);
+  if (one.ok()) {
+    return static_cast<int>(std::clamp(std::ceil(kHotBatchTargetSeconds / std::max(*one, 1e-9)),
+                                       1.0, static_cast<double>(kMaxHotBatch)));
+  }
+  if (IsBlockingTimeout(one.status())) return 1;
+  return one.status();
+}
+
+// Warm-up, then samples until a stopping rule; profile launches instead when the blocking kernel
+// times out before any sample was kept.
+absl::Status MeasureTimed(Session& session, const RunSpec& spec, const CancelledFn& cancelled,
+                          RunResult* result, std::vector<double>* samples) {
+  const MeasurementOptions& m = spec.measurement;
+  {
+    ScopedRange range(session, "warm-up");
+    RETURN_IF_ERROR(BoundedWarmup(session, m.warmup_launches, spec.max_warmup_seconds, cancelled));
+  }
+  ASSIGN_OR_RETURN(result->hot_batch_size, HotBatchSize(session, spec));
+  absl::Status sampled = Sample(session, spec, result->hot_batch_size, cancelled, result, samples);
+  if (!IsBlockingTimeout(sampled) || !samples->empty()) return sampled;
+  // A serializing profiler (ncu) never lets the queued launches overlap the blocking kernel:
+  // measure the way profile mode does instead of failing.
+  const int runs = std::max(1, m.min_samples);
+  result->notes.push_back(absl::StrCat(
+      "the blocking kernel timed out (", sampled.message(), "); fell back to profile mode: ",
+      runs, " launches (min_samples) without the blocking kernel, each timed alone. Under a "
+      "profiler the times include its overhead; set measurement.profile_runs (gpubench "
+      "--profile_runs) to ask for this mode directly"));
+  return RunProfileLaunches(
+      session, spec, runs, cancelled,
+      absl::StrCat("profile mode (fallback): ", runs, " launches timed without the blocking kernel"),
+      result, samples);
+}
+
+// Trials: profile mode's fixed launches (no warm-up, so the first launches a profiler sees are
+// the timed ones), or the timed measurement.
+absl::Status TakeSamples(Session& session, const RunSpec& spec, const CancelledFn& cancelled,
+                         RunResult* result, std::vector<double>* samples) {
+  const MeasurementOptions& m = spec.measurement;
+  if (m.profile_runs > 0) {
+    return RunProfileLaunches(
+        session, spec, m.profile_runs, cancelled,
+        absl::StrCat("profile mode: ", m.profile_runs,
+                     " launches, each timed alone without the blocking kernel (times include "
+                     "launch latency; for profilers, not for reporting)"),
+        result, samples);
+  }
+  return MeasureTimed(session, spec, cancelled, result, samples);
+}
+
+// Summaries: statistics over the kept samples (once), and the throughput they give (bytes and
+// operations from the family's declaration).
+absl::Status Summarize(const RunSpec& spec, const std::vector<double>& samples,
+                       RunResult* result) {
+  const MeasurementOptions& m = spec.measurement;
+  if (samples.empty()) {
+    return absl::UnavailableError(absl::StrCat(
+        "all ", result->samples_taken, " samples were taken while the SM clock was throttled below ",
+        kThrottleThreshold * 100, "% of its default; no result"));
+  }
+  result->stats = ComputeStatistics(samples);  // the full statistics, once
+  result->sample_count = static_cast<int>(samples.size());
+  result->noise_known = samples.size() >= 2;
+  result->below_min_samples = !result->profile_mode && result->sample_count < m.min_samples;
+  result->noise_reached = result->noise_reached && result->noise_known && !result->below_min_samples;
+  if (m.keep_samples) result->sample_seconds = StrideSamples(samples, kMaxReturnedSamples);
+
+  SetThroughput(*spec.kernel, spec.shape, result);
+  return absl::OkStatus();
+}
+
+// Verification: one more launch, its output checked against the host reference.
+absl::Status VerifyOutput(Session& session, const RunSpec& spec, const HostData& data,
+                          const CancelledFn& cancelled, ParallelPool* pool, RunResult* result) {
+  if (!spec.verify) return absl::OkStatus();
+  if (cancelled()) return absl::CancelledError("run cancelled before verification");
+  BufferContents outputs;
+  RETURN_IF_ERROR(session.RunOnceAndRead(&outputs));
+  result->verification = Verify(*spec.kernel, data, outputs, pool);
+  return absl::OkStatus();
+}
+
+// Occupancy: the calculator's arithmetic on the compiled kernel's resources, when known.
+void ComputeTheoreticalOccupancy(const RunSpec& spec, RunResult* result) {
+  const KernelResources& res = result->resources;
+  const DeviceInfo& d = result->device;
+  if (!res.available) return;
+  OccupancyInputs in;
+  in.max_threads_per_multiprocessor = d.max_threads_per_multiprocessor;
+  in.max_blocks_per_multiprocessor = d.max_blocks_per_multiprocessor;
+  in.registers_per_multiprocessor = d.registers_per_multiprocessor;
+  in.registers_per_block_limit = d.registers_per_block;
+  in.shared_memory_per_multiprocessor_bytes =
+      static_cast<int>(d.shared_memory_per_multiprocessor_bytes);
+  in.reserved_shared_memory_per_block_bytes = d.reserved_shared_memory_per_block_bytes;
+  in.warp_size = d.warp_size;
+  // Shared memory is allocated in 128-byte units from sm_80 on, 256 before (occupancy calculator).
+  in.shared_memory_allocation_unit = d.compute_capability_major >= 8 ? 128 : 256;
+  in.block_size = spec.geometry.block_size;
+  in.registers_per_thread = res.registers_per_thread;
+  in.shared_memory_per_block_bytes = res.static_shared_bytes + spec.geometry.dynamic_shared_bytes;
+  result->occupancy = ComputeOccupancy(in);
+  if (d.multiprocessor_count > 0 && result->occupancy->active_blocks_per_multiprocessor > 0) {
+    result->waves = static_cast<double>(spec.geometry.grid_size) /
+                    (d.multiprocessor_count * result->occupancy->active_blocks_per_multiprocessor);
+  }
+}
+
+// Achieved occupancy: a separate profiling pass, after all timed samples.
+absl::Status CollectCounters(const Backend& backend, Session& session, const RunSpec& spec,
+                             const CancelledFn& cancelled, RunResult* result) {
+  if (spec.profile) {
+    if (cancelled()) return absl::CancelledError("run cancelled before profiling");
+    result->counters = session.ProfileCounters();
+  } else if (backend.kind() == BackendKind::kCpu) {
+    result->counters = session.ProfileCounters();  // no counters there; it only says why
+  } else {
+    result->counters.unavailable_reason =
+        spec.profile_forbidden
+            ? "profiling is disabled on this server (--allow_profiling=false)"
+            : "not requested: set \"profile\": true (gpubench --profile) for a counter pass";
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string RunRangeName(const RunSpec& spec, const std::string& run_id) {
@@ -202,126 +343,23 @@ std::vector<double> StrideSamples(const std::vector<double>& samples, int limit)
 }
 
 absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
-                                     const CancelledFn& cancelled, ParallelPool* pool) {
-  RunResult result;
-  result.run_id = NewRunId();
-  result.spec = spec;
-  result.backend = std::string(backend.name());
-  result.started_at = absl::Now();
-  const KernelVariant& kernel = *spec.kernel;
-  const MeasurementOptions& m = spec.measurement;
-
-  ASSIGN_OR_RETURN(result.device, backend.Describe(spec.device_index));
-  HostData data = GenerateHostData(kernel, spec.shape, spec.seed, pool);
+                                     const DeviceInfo& device, const CancelledFn& cancelled,
+                                     ParallelPool* pool) {
+  RunResult result = StartResult(backend, spec, device);
+  HostData data = GenerateHostData(*spec.kernel, spec.shape, spec.seed, pool);
   data.peer_device = spec.peer_device_index;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   backend.Open(spec.device_index, kernel, spec.geometry, data));
+                   backend.Open(spec.device_index, *spec.kernel, spec.geometry, data));
   result.resources = session->Resources();
   result.launch_report = session->LaunchReport();
   ScopedRange run_range(*session, RunRangeName(spec, result.run_id));
 
   std::vector<double> samples;  // per-launch seconds, kept samples in time order
-  if (m.profile_runs > 0) {
-    // Profile mode: no warm-up, so the first launches a profiler sees are the timed ones.
-    RETURN_IF_ERROR(RunProfileLaunches(
-        *session, spec, m.profile_runs, cancelled,
-        absl::StrCat("profile mode: ", m.profile_runs,
-                     " launches, each timed alone without the blocking kernel (times include "
-                     "launch latency; for profilers, not for reporting)"),
-        &result, &samples));
-  } else {
-    {
-      ScopedRange range(*session, "warm-up");
-      RETURN_IF_ERROR(
-          BoundedWarmup(*session, m.warmup_launches, spec.max_warmup_seconds, cancelled));
-    }
-    int batch = 1;
-    if (spec.cache_mode == CacheMode::kHot) {
-      // Size the batch from one launch timed after warm-up.
-      absl::StatusOr<double> one = session->HotSample(1);
-      if (one.ok()) {
-        batch = static_cast<int>(std::clamp(std::ceil(kHotBatchTargetSeconds / std::max(*one, 1e-9)),
-                                            1.0, static_cast<double>(kMaxHotBatch)));
-      } else if (!IsBlockingTimeout(one.status())) {
-        return one.status();
-      }
-    }
-    result.hot_batch_size = batch;
-    absl::Status sampled = Sample(*session, spec, batch, cancelled, &result, &samples);
-    if (IsBlockingTimeout(sampled) && samples.empty()) {
-      // A serializing profiler (ncu) never lets the queued launches overlap the blocking kernel:
-      // measure the way profile mode does instead of failing.
-      const int runs = std::max(1, m.min_samples);
-      result.notes.push_back(absl::StrCat(
-          "the blocking kernel timed out (", sampled.message(), "); fell back to profile mode: ",
-          runs, " launches (min_samples) without the blocking kernel, each timed alone. Under a "
-          "profiler the times include its overhead; set measurement.profile_runs (gpubench "
-          "--profile_runs) to ask for this mode directly"));
-      RETURN_IF_ERROR(RunProfileLaunches(
-          *session, spec, runs, cancelled,
-          absl::StrCat("profile mode (fallback): ", runs,
-                       " launches timed without the blocking kernel"),
-          &result, &samples));
-    } else {
-      RETURN_IF_ERROR(sampled);
-    }
-  }
-  if (samples.empty()) {
-    return absl::UnavailableError(absl::StrCat(
-        "all ", result.samples_taken, " samples were taken while the SM clock was throttled below ",
-        kThrottleThreshold * 100, "% of its default; no result"));
-  }
-  result.stats = ComputeStatistics(samples);  // the full statistics, once
-  result.sample_count = static_cast<int>(samples.size());
-  result.noise_known = samples.size() >= 2;
-  result.below_min_samples = !result.profile_mode && result.sample_count < m.min_samples;
-  result.noise_reached = result.noise_reached && result.noise_known && !result.below_min_samples;
-  if (m.keep_samples) result.sample_seconds = StrideSamples(samples, kMaxReturnedSamples);
-
-  SetThroughput(kernel, spec.shape, &result);
-
-  if (spec.verify) {
-    if (cancelled()) return absl::CancelledError("run cancelled before verification");
-    BufferContents outputs;
-    RETURN_IF_ERROR(session->RunOnceAndRead(&outputs));
-    result.verification = Verify(kernel, data, outputs, pool);
-  }
-  // Occupancy: the calculator's arithmetic on the compiled kernel's resources.
-  const KernelResources& res = result.resources;
-  const DeviceInfo& d = result.device;
-  if (res.available) {
-    OccupancyInputs in;
-    in.max_threads_per_multiprocessor = d.max_threads_per_multiprocessor;
-    in.max_blocks_per_multiprocessor = d.max_blocks_per_multiprocessor;
-    in.registers_per_multiprocessor = d.registers_per_multiprocessor;
-    in.registers_per_block_limit = d.registers_per_block;
-    in.shared_memory_per_multiprocessor_bytes =
-        static_cast<int>(d.shared_memory_per_multiprocessor_bytes);
-    in.reserved_shared_memory_per_block_bytes = d.reserved_shared_memory_per_block_bytes;
-    in.warp_size = d.warp_size;
-    // Shared memory is allocated in 128-byte units from sm_80 on, 256 before (occupancy calculator).
-    in.shared_memory_allocation_unit = d.compute_capability_major >= 8 ? 128 : 256;
-    in.block_size = spec.geometry.block_size;
-    in.registers_per_thread = res.registers_per_thread;
-    in.shared_memory_per_block_bytes = res.static_shared_bytes + spec.geometry.dynamic_shared_bytes;
-    result.occupancy = ComputeOccupancy(in);
-    if (d.multiprocessor_count > 0 && result.occupancy->active_blocks_per_multiprocessor > 0) {
-      result.waves = static_cast<double>(spec.geometry.grid_size) /
-                     (d.multiprocessor_count * result.occupancy->active_blocks_per_multiprocessor);
-    }
-  }
-  // Achieved occupancy: a separate profiling pass, after all timed samples.
-  if (spec.profile) {
-    if (cancelled()) return absl::CancelledError("run cancelled before profiling");
-    result.counters = session->ProfileCounters();
-  } else if (result.backend == "cpu") {
-    result.counters = session->ProfileCounters();  // no counters there; it only says why
-  } else {
-    result.counters.unavailable_reason =
-        spec.profile_forbidden
-            ? "profiling is disabled on this server (--allow_profiling=false)"
-            : "not requested: set \"profile\": true (gpubench --profile) for a counter pass";
-  }
+  RETURN_IF_ERROR(TakeSamples(*session, spec, cancelled, &result, &samples));
+  RETURN_IF_ERROR(Summarize(spec, samples, &result));
+  RETURN_IF_ERROR(VerifyOutput(*session, spec, data, cancelled, pool, &result));
+  ComputeTheoreticalOccupancy(spec, &result);
+  RETURN_IF_ERROR(CollectCounters(backend, *session, spec, cancelled, &result));
   result.explanation = Explain({.occupancy = result.occupancy,
                                 .achieved_occupancy = result.counters.achieved_occupancy,
                                 .percent_of_peak = result.percent_of_peak,
@@ -329,6 +367,12 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
                                 .waves = result.waves});
   result.finished_at = absl::Now();
   return result;
+}
+
+absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
+                                     const CancelledFn& cancelled, ParallelPool* pool) {
+  ASSIGN_OR_RETURN(const DeviceInfo device, backend.Describe(spec.device_index));
+  return MeasureRun(backend, spec, device, cancelled, pool);
 }
 
 }  // namespace gpubench

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "common/parallel.h"
 #include "kernels/backend.h"
+#include "server/engine/run_result.h"
 #include "server/engine/run_spec.h"
 
 namespace gpubench {
@@ -43,6 +44,11 @@ std::vector<double> StrideSamples(const std::vector<double>& samples, int limit)
 // Measures `spec` on `backend`. CANCELLED when `cancelled` turns true; the backend's errors
 // otherwise. A failed verification is an OK RunResult whose verification says so: the caller
 // decides how to report it. Call from the device's worker thread; `pool` is for host-side work.
+// `device` is the run's device as described at its start (result.device).
+absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
+                                     const DeviceInfo& device, const CancelledFn& cancelled,
+                                     ParallelPool* pool);
+// As above, describing the device first.
 absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
                                      const CancelledFn& cancelled, ParallelPool* pool);
 

@@ -215,7 +215,7 @@ void Metrics::OnRunFinished(const RunSpec& spec, const absl::StatusOr<RunResult>
   const std::string kernel(spec.kernel->name);
   const std::string device = absl::StrCat(spec.device_index);
   std::string outcome = result.ok() ? "ok" : StatusCodeName(result.status().code());
-  if (result.ok() && result->verification && !result->verification->passed) {
+  if (result.ok() && OutcomeOf(*result) == RunOutcome::kVerificationFailed) {
     outcome = "verification_failed";
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -269,7 +269,7 @@ void Metrics::OnRunFinished(const RunSpec& spec, const absl::StatusOr<RunResult>
     if (!g.achieved_occupancy) g.achieved_occupancy = &achieved_occupancy_.Add(labels);
     g.achieved_occupancy->Set(*result->counters.achieved_occupancy);
   }
-  g.verified->Set(!result->verification || result->verification->passed ? 1 : 0);
+  g.verified->Set(OutcomeOf(*result) != RunOutcome::kVerificationFailed ? 1 : 0);
   g.timestamp->Set(absl::ToDoubleSeconds(result->finished_at - absl::UnixEpoch()));
 }
 

@@ -9,6 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
+#include "server/engine/autotune.h"
+#include "server/engine/run_op.h"
+#include "server/engine/sweep.h"
 #include "server/service/convert.h"
 #include "server/service/status_adapter.h"
 
@@ -50,21 +53,15 @@ class CancellableJob {
   bool cancelled_ = false;
 };
 
-// RunBenchmark: waits for the job, maps verification failures to errors, forwards cancellation.
+// RunBenchmark: the Run operation; forwards cancellation.
 class RunReactor final : public grpc::ServerUnaryReactor {
  public:
   RunReactor(Engine* engine, grpc::CallbackServerContext* context,
              const v1::RunBenchmarkRequest* request, v1::RunBenchmarkResponse* response)
       : response_(response) {
-    absl::StatusOr<RunSpec> spec = engine->Resolve(FromProto(*request));
-    if (!spec.ok()) {
-      Finish(ToGrpcStatus(spec.status()));
-      return;
-    }
-    JobCallbacks callbacks;
-    callbacks.on_done = [this](absl::StatusOr<RunResult> result) { Done(std::move(result)); };
     absl::StatusOr<std::shared_ptr<Job>> job =
-        engine->Submit(*std::move(spec), DeadlineOf(context), std::move(callbacks), nullptr);
+        SubmitRun(*engine, FromProto(*request), DeadlineOf(context),
+                  [this](absl::StatusOr<RunResult> result) { Done(std::move(result)); });
     if (!job.ok()) {
       Finish(ToGrpcStatus(job.status()));
       return;
@@ -80,10 +77,6 @@ class RunReactor final : public grpc::ServerUnaryReactor {
   void Done(absl::StatusOr<RunResult> result) {
     if (!result.ok()) {
       Finish(ToGrpcStatus(result.status()));
-      return;
-    }
-    if (absl::Status v = VerificationStatus(*result); !v.ok()) {
-      Finish(ToGrpcStatus(v));
       return;
     }
     ToProto(*result, response_->mutable_result());
@@ -192,7 +185,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
       jobs_[c].reset();
       last_done_.insert(index);
     }
-    absl::Status status = result.ok() ? VerificationStatus(*result) : result.status();
+    absl::Status status = RunStatus(result);
     v1::RunSweepResponse message;
     if (status.ok()) {
       ToProto(*result, message.mutable_result());
@@ -272,169 +265,49 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   grpc::Status final_status_ = grpc::Status::OK;
 };
 
-// Autotune: runs the kernel at each block size x items per thread, one after another through the
-// device queue, then answers with the table and the fastest; with apply, records it as the
-// device's default.
+// Autotune: the Autotune operation, answering with its report; forwards cancellation.
 class AutotuneReactor final : public grpc::ServerUnaryReactor {
  public:
   AutotuneReactor(Engine* engine, grpc::CallbackServerContext* context,
                   const v1::AutotuneRequest* request, v1::AutotuneResponse* response,
-                  int max_items, TunedDefaultsStore* store)
-      : engine_(engine), deadline_(DeadlineOf(context)), response_(response),
-        apply_(request->apply()), store_(store) {
-    absl::StatusOr<const KernelVariant*> kernel = FindKernel(request->kernel());
-    if (!kernel.ok()) {
-      Finish(ToGrpcStatus(kernel.status()));
+                  int max_items)
+      : response_(response) {
+    absl::StatusOr<AutotunePlan> plan = PlanAutotune(FromProto(*request), *engine, max_items);
+    if (!plan.ok()) {
+      Finish(ToGrpcStatus(plan.status()));
       return;
     }
-    const KernelVariant& k = **kernel;
-    if (!k.default_policy.block_size_tunable) {
-      Finish(ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
-          "kernel ", request->kernel(), " picks its own launch configuration; nothing to tune"))));
-      return;
-    }
-    std::vector<int32_t> blocks = ToVector(request->block_sizes());
-    if (blocks.empty()) blocks = {32, 64, 128, 256, 512, 1024};
-    std::vector<int32_t> items = ToVector(request->items_per_thread());
-    if (items.empty()) {
-      const std::vector<int> candidates = ItemsPerThreadCandidates(k);
-      items.assign(candidates.begin(), candidates.end());
-    }
-    // Count before building anything: the lists come from the client.
-    if (CountCombinations({static_cast<int64_t>(blocks.size()), static_cast<int64_t>(items.size())},
-                          max_items) > max_items) {
-      Finish(ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
-          "more than ", max_items, " configurations (", blocks.size(), " block sizes x ",
-          items.size(), " items per thread), over the limit of --max_sweep_items"))));
-      return;
-    }
-    catalog_ = {k.default_policy.block_size, k.default_policy.items_per_thread};
-    // Tiles whose shared memory the device cannot give one block are listed as skipped, not
-    // run: the default grid of block sizes x items crosses that limit for the bulk kernels.
-    const absl::StatusOr<DeviceInfo> device = engine_->backend().Describe(request->device_index());
-    std::vector<std::pair<int32_t, int32_t>> configs;
-    for (int32_t block : blocks) {
-      for (int32_t i : items) {
-        if (device.ok()) {
-          if (absl::Status fits = CheckSharedMemoryFits(k, block, i, *device); !fits.ok()) {
-            response_->add_skipped(std::string(fits.message()));
-            continue;
-          }
-        }
-        configs.emplace_back(block, i);
-      }
-    }
-    if (std::find(configs.begin(), configs.end(), catalog_) == configs.end()) {
-      configs.push_back(catalog_);  // measured too, for the speedup figure
-    }
-    if (static_cast<int>(configs.size()) > max_items) {
-      Finish(ToGrpcStatus(absl::InvalidArgumentError(
-          absl::StrCat(configs.size(), " configurations (block sizes x items per thread), over "
-                       "the limit of ", max_items, " (--max_sweep_items)"))));
-      return;
-    }
-    for (const auto& [block, i] : configs) {
-      v1::RunBenchmarkRequest one;
-      one.set_kernel(request->kernel());
-      one.set_elements(request->elements());
-      one.set_device_index(request->device_index());
-      one.set_block_size(block);
-      // The catalog's items are sent as 0: variants with fixed items reject an explicit value.
-      one.set_items_per_thread(ItemsPerThreadTunable(k) ? i : 0);
-      *one.mutable_measurement() = request->measurement();
-      absl::StatusOr<RunSpec> spec = engine_->Resolve(FromProto(one));
-      if (!spec.ok()) {
-        Finish(ToGrpcStatus(absl::Status(
-            spec.status().code(), absl::StrCat("block_size ", block, ", items_per_thread ", i,
-                                               ": ", spec.status().message()))));
-        return;
-      }
-      items_.push_back(*std::move(spec));
-    }
-    response_->set_kernel(request->kernel());
-    response_->set_device_index(items_[0].device_index);
-    Next();
+    std::lock_guard<std::mutex> lock(mu_);
+    run_ = AutotuneRun::Start(engine, *std::move(plan), DeadlineOf(context),
+                              [this](absl::StatusOr<AutotuneReport> report) {
+                                Done(std::move(report));
+                              });
   }
 
-  void OnCancel() override { job_.Cancel(); }
+  void OnCancel() override {
+    std::shared_ptr<AutotuneRun> run;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      run = run_;
+    }
+    if (run) run->Cancel();
+  }
 
   void OnDone() override { delete this; }
 
  private:
-  void Next() {
-    if (next_ == items_.size()) {
-      Complete();
+  void Done(absl::StatusOr<AutotuneReport> report) {
+    if (!report.ok()) {
+      Finish(ToGrpcStatus(report.status()));
       return;
     }
-    const RunSpec& spec = items_[next_++];
-    JobCallbacks callbacks;
-    callbacks.on_done = [this](absl::StatusOr<RunResult> result) {
-      job_.Reset();
-      absl::Status status = result.ok() ? VerificationStatus(*result) : result.status();
-      if (!status.ok()) {
-        Finish(ToGrpcStatus(status));
-        return;
-      }
-      v1::AutotuneRow* row = response_->add_rows();
-      row->set_block_size(result->spec.geometry.block_size);
-      row->set_items_per_thread(result->spec.geometry.items_per_thread);
-      row->set_median_seconds(result->stats.median_seconds);
-      row->set_bandwidth_bytes_per_second(result->bandwidth_bytes_per_second);
-      row->set_relative_noise(result->stats.relative_noise);
-      if (result->occupancy) row->set_theoretical_occupancy(result->occupancy->theoretical_occupancy);
-      Next();
-    };
-    absl::StatusOr<std::shared_ptr<Job>> job =
-        engine_->Submit(spec, deadline_, std::move(callbacks), nullptr);
-    if (!job.ok()) {
-      Finish(ToGrpcStatus(job.status()));
-      return;
-    }
-    job_.Set(*std::move(job));
-  }
-
-  void Complete() {
-    const v1::AutotuneRow* best = nullptr;
-    const v1::AutotuneRow* catalog = nullptr;
-    for (const v1::AutotuneRow& row : response_->rows()) {
-      if (best == nullptr || row.median_seconds() < best->median_seconds()) best = &row;
-      if (std::make_pair(row.block_size(), row.items_per_thread()) == catalog_) catalog = &row;
-    }
-    response_->set_best_block_size(best->block_size());
-    response_->set_best_items_per_thread(best->items_per_thread());
-    if (catalog != nullptr) {
-      response_->set_speedup_over_catalog_default(catalog->median_seconds() / best->median_seconds());
-    }
-    if (apply_) {
-      const KernelVariant& k = *items_[0].kernel;
-      const TunedLaunch launch{best->block_size(),
-                               ItemsPerThreadTunable(k) ? best->items_per_thread() : 0};
-      if (store_ != nullptr) {
-        const absl::Status saved = store_->Apply(items_[0].device_index, k, launch,
-                                                 items_[0].elements,
-                                                 best->bandwidth_bytes_per_second());
-        if (!saved.ok()) {
-          spdlog::warn("autotune {}: applied in memory, not persisted: {}", std::string(k.name),
-                       saved.ToString());
-        }
-        response_->set_persisted(saved.ok());
-      } else {
-        engine_->tuned_defaults().Set(items_[0].device_index, k.name, launch);
-      }
-      response_->set_applied(true);
-    }
+    ToProto(*report, response_);
     Finish(grpc::Status::OK);
   }
 
-  Engine* engine_;
-  const absl::Time deadline_;
   v1::AutotuneResponse* response_;
-  const bool apply_;
-  TunedDefaultsStore* const store_;
-  std::pair<int32_t, int32_t> catalog_;  // (block size, items per thread) of the catalog
-  std::vector<RunSpec> items_;
-  size_t next_ = 0;  // touched by the constructor, then by one on_done at a time
-  CancellableJob job_;
+  std::mutex mu_;
+  std::shared_ptr<AutotuneRun> run_;
 };
 
 }  // namespace
@@ -454,9 +327,9 @@ grpc::ServerUnaryReactor* BenchmarkService::ListKernels(grpc::CallbackServerCont
                                                         const v1::ListKernelsRequest*,
                                                         v1::ListKernelsResponse* response) {
   if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
-  const bool cuda = engine_->backend().name() == "cuda";
+  const BackendKind kind = engine_->backend().kind();
   for (const KernelVariant& k : AllKernels()) {
-    ToProto(k, cuda ? k.cuda != nullptr : k.cpu != nullptr, response->add_kernels());
+    ToProto(k, HasBinding(k, kind), response->add_kernels());
   }
   response->set_backend(std::string(engine_->backend().name()));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -497,7 +370,7 @@ grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
   absl::Status status = options_.auth ? options_.auth->Check(*context) : absl::OkStatus();
   absl::StatusOr<std::vector<RunSpec>> items = std::vector<RunSpec>();
   if (status.ok()) {
-    items = ExpandSweep(*request, *engine_, options_.max_sweep_items);
+    items = ExpandSweep(FromProto(*request), *engine_, options_.max_sweep_items);
     status = items.status();
   }
   if (!status.ok()) {
@@ -519,8 +392,7 @@ grpc::ServerUnaryReactor* BenchmarkService::Autotune(grpc::CallbackServerContext
                                                      const v1::AutotuneRequest* request,
                                                      v1::AutotuneResponse* response) {
   if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
-  return new AutotuneReactor(engine_, context, request, response, options_.max_sweep_items,
-                             options_.tuned_store);
+  return new AutotuneReactor(engine_, context, request, response, options_.max_sweep_items);
 }
 
 grpc::ServerUnaryReactor* BenchmarkService::GetServerInfo(grpc::CallbackServerContext* context,

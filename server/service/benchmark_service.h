@@ -6,14 +6,12 @@
 #include "gpubench/v1/benchmark.grpc.pb.h"
 #include "server/engine/engine.h"
 #include "server/service/auth.h"
-#include "server/service/tuned_store.h"
 
 namespace gpubench {
 
 struct ServiceOptions {
   int max_sweep_items = 1000;  // kernels x sizes x block sizes in one RunSweep
   const TokenAuthenticator* auth = nullptr;  // null: no authentication
-  TunedDefaultsStore* tuned_store = nullptr;  // null: Autotune's apply lives in memory only
   // GetServerInfo's answer, filled in by main (build, start time, transport limits); the service
   // adds the backend, devices and the engine's limits.
   v1::GetServerInfoResponse server_info;

@@ -3,7 +3,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "common/echo.h"
 
 namespace gpubench {
 namespace {
@@ -18,6 +17,29 @@ void ToTimestamp(absl::Time t, google::protobuf::Timestamp* out) {
 
 v1::CacheMode ToProto(CacheMode mode) { return mode == CacheMode::kHot ? v1::HOT : v1::COLD; }
 
+// A repeated int32 field as a vector (element by element: GCC 12's -Wfree-nonheap-object
+// misfires on the iterator-range constructor here).
+std::vector<int> ToVector(const google::protobuf::RepeatedField<int32_t>& field) {
+  std::vector<int> out;
+  out.reserve(static_cast<size_t>(field.size()));
+  for (int32_t v : field) out.push_back(v);
+  return out;
+}
+
+// The cache mode (unset unless HOT or COLD) and the measurement options.
+void MeasurementFromProto(const v1::MeasurementOptions& m, RunRequest* r) {
+  if (m.cache_mode() == v1::HOT) r->cache_mode = CacheMode::kHot;
+  if (m.cache_mode() == v1::COLD) r->cache_mode = CacheMode::kCold;
+  r->measurement.warmup_launches = m.warmup_launches();
+  r->measurement.min_samples = m.min_samples();
+  r->measurement.max_samples = m.max_samples();
+  r->measurement.min_time_seconds = m.min_time_seconds();
+  r->measurement.max_noise = m.max_noise();
+  r->measurement.timeout_seconds = m.timeout_seconds();
+  r->measurement.profile_runs = m.profile_runs();
+  r->measurement.keep_samples = m.keep_samples();
+}
+
 }  // namespace
 
 RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
@@ -28,17 +50,7 @@ RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
   r.device_uuid = request.device_uuid();
   r.block_size = request.block_size();
   r.items_per_thread = request.items_per_thread();
-  const v1::MeasurementOptions& m = request.measurement();
-  if (m.cache_mode() == v1::HOT) r.cache_mode = CacheMode::kHot;
-  if (m.cache_mode() == v1::COLD) r.cache_mode = CacheMode::kCold;
-  r.measurement.warmup_launches = m.warmup_launches();
-  r.measurement.min_samples = m.min_samples();
-  r.measurement.max_samples = m.max_samples();
-  r.measurement.min_time_seconds = m.min_time_seconds();
-  r.measurement.max_noise = m.max_noise();
-  r.measurement.timeout_seconds = m.timeout_seconds();
-  r.measurement.profile_runs = m.profile_runs();
-  r.measurement.keep_samples = m.keep_samples();
+  MeasurementFromProto(request.measurement(), &r);
   if (request.has_verify()) r.verify = request.verify();
   if (request.has_seed()) r.seed = request.seed();
   r.profile = request.profile();
@@ -164,24 +176,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   t->set_below_min_samples(r.below_min_samples);
 
   v1::MeasurementSummary* m = out->mutable_measurement();
-  if (r.profile_mode) {
-    m->set_method(absl::StrFormat(
-        "profile mode (%s): each launch timed alone%s, no blocking kernel, no stopping rule",
-        s.cache_mode == CacheMode::kCold ? "cold" : "hot",
-        s.cache_mode == CacheMode::kCold ? " after a cache flush" : ""));
-  } else if (s.cache_mode == CacheMode::kCold) {
-    m->set_method(r.backend == "cuda"
-                      ? "cold: L2 flushed, stream held by a blocking kernel, one launch timed "
-                        "with CUDA events per sample"
-                      : "cold: caches flushed by writing 2x the last-level cache, one launch "
-                        "timed with a steady clock per sample");
-  } else {
-    m->set_method(absl::StrFormat(
-        r.backend == "cuda" ? "hot: %d back-to-back launches behind a blocking kernel timed "
-                              "with CUDA events per sample"
-                            : "hot: %d back-to-back launches timed with a steady clock per sample",
-        r.hot_batch_size));
-  }
+  m->set_method(r.method);
   m->set_hot_batch_size(r.hot_batch_size);
   m->set_throttled_samples(r.throttled_samples);
   m->set_noise_reached(r.noise_reached);
@@ -279,95 +274,59 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   ToProto(r.device, out->mutable_device());
 }
 
-std::vector<int32_t> ToVector(const google::protobuf::RepeatedField<int32_t>& field) {
-  std::vector<int32_t> out;
-  out.reserve(static_cast<size_t>(field.size()));
-  for (int32_t v : field) out.push_back(v);
-  return out;
+SweepPlan FromProto(const v1::RunSweepRequest& request) {
+  SweepPlan plan;
+  plan.kernels.assign(request.kernels().begin(), request.kernels().end());
+  plan.sizes.assign(request.sizes().begin(), request.sizes().end());
+  plan.block_sizes = ToVector(request.block_sizes());
+  plan.items_per_thread = ToVector(request.items_per_thread());
+  plan.all_devices = request.all_devices();
+  RunRequest& base = plan.base;
+  base.device_index = request.device_index();
+  base.device_uuid = request.device_uuid();
+  MeasurementFromProto(request.measurement(), &base);
+  if (request.has_verify()) base.verify = request.verify();
+  if (request.has_seed()) base.seed = request.seed();
+  base.profile = request.profile();
+  base.force = request.force();
+  return plan;
 }
 
-int64_t CountCombinations(std::initializer_list<int64_t> factors, int64_t limit) {
-  int64_t product = 1;
-  for (int64_t f : factors) {
-    if (f <= 0) return 0;
-    if (product > limit / f) return limit + 1;  // over the limit: stop before overflowing
-    product *= f;
-  }
-  return product;
+AutotuneRequest FromProto(const v1::AutotuneRequest& request) {
+  AutotuneRequest r;
+  r.kernel = request.kernel();
+  r.elements = request.elements();
+  r.device_index = request.device_index();
+  r.block_sizes = ToVector(request.block_sizes());
+  r.items_per_thread = ToVector(request.items_per_thread());
+  RunRequest measurement;
+  MeasurementFromProto(request.measurement(), &measurement);
+  r.cache_mode = measurement.cache_mode;
+  r.measurement = measurement.measurement;
+  r.apply = request.apply();
+  return r;
 }
 
-absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const v1::RunSweepRequest& request,
-                                                 const Engine& engine, int max_items) {
-  if (request.kernels().empty() || request.sizes().empty()) {
-    return absl::InvalidArgumentError("a sweep needs at least one kernel and one size");
+void ToProto(const AutotuneReport& report, v1::AutotuneResponse* out) {
+  out->set_kernel(report.kernel);
+  out->set_device_index(report.device_index);
+  for (const std::string& skipped : report.skipped) out->add_skipped(skipped);
+  for (const AutotuneRow& r : report.rows) {
+    v1::AutotuneRow* row = out->add_rows();
+    row->set_block_size(r.block_size);
+    row->set_items_per_thread(r.items_per_thread);
+    row->set_median_seconds(r.median_seconds);
+    row->set_bandwidth_bytes_per_second(r.bandwidth_bytes_per_second);
+    row->set_relative_noise(r.relative_noise);
+    if (r.theoretical_occupancy) row->set_theoretical_occupancy(*r.theoretical_occupancy);
   }
-  const int64_t count = CountCombinations(
-      {request.kernels_size(), request.sizes_size(), std::max(1, request.block_sizes_size()),
-       std::max(1, request.items_per_thread_size())},
-      max_items);
-  if (count > max_items) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the sweep has more than ", max_items,
-        " items (kernels x sizes x block sizes x items per thread), this server's limit "
-        "(--max_sweep_items)"));
+  out->set_best_block_size(report.best.block_size);
+  out->set_best_items_per_thread(report.best.items_per_thread);
+  if (report.speedup_over_catalog_default) {
+    out->set_speedup_over_catalog_default(*report.speedup_over_catalog_default);
   }
-  std::vector<int32_t> blocks = ToVector(request.block_sizes());
-  if (blocks.empty()) blocks.push_back(0);
-  std::vector<int32_t> items_list = ToVector(request.items_per_thread());
-  if (items_list.empty()) items_list.push_back(0);
-  std::vector<int> devices = {request.device_index()};
-  if (request.all_devices()) {
-    devices.clear();
-    for (int d = 0; d < engine.backend().device_count(); ++d) devices.push_back(d);
-  }
-  if (CountCombinations({count, static_cast<int64_t>(devices.size())}, max_items) > max_items) {
-    return absl::InvalidArgumentError(absl::StrCat("the sweep has ", count * devices.size(),
-                                                   " items on all devices, over this server's "
-                                                   "limit of ", max_items,
-                                                   " (--max_sweep_items)"));
-  }
-  std::vector<RunSpec> items;
-  for (int device : devices)
-  for (const std::string& kernel : request.kernels()) {
-    for (int64_t size : request.sizes()) {
-      for (int32_t block : blocks)
-      for (int32_t items_per_thread : items_list) {
-        v1::RunBenchmarkRequest one;
-        one.set_kernel(kernel);
-        one.set_elements(size);
-        one.set_device_index(device);
-        if (!request.all_devices()) one.set_device_uuid(request.device_uuid());
-        one.set_block_size(block);
-        one.set_items_per_thread(items_per_thread);
-        *one.mutable_measurement() = request.measurement();
-        if (request.has_verify()) one.set_verify(request.verify());
-        if (request.has_seed()) one.set_seed(request.seed());
-        one.set_profile(request.profile());
-        one.set_force(request.force());
-        absl::StatusOr<RunSpec> spec = engine.Resolve(FromProto(one));
-        if (!spec.ok()) {
-          return absl::Status(spec.status().code(),
-                              absl::StrCat("sweep item kernel=", EchoForMessage(kernel), " elements=", size,
-                                           " block_size=", block, " items_per_thread=", items_per_thread,
-                                           ": ", spec.status().message()));
-        }
-        items.push_back(*std::move(spec));
-      }
-    }
-  }
-  return items;
-}
-
-absl::Status VerificationStatus(const RunResult& r) {
-  if (!r.verification || r.verification->passed) return absl::OkStatus();
-  const Verification& v = *r.verification;
-  return absl::InternalError(absl::StrFormat(
-      "verification failed for %s at %d elements on %s device %d (run %s): %d of %d elements "
-      "outside |err| <= %g + %g*|ref|; first at index %d: expected %.9g, got %.9g; the timing "
-      "is withheld because the kernel computed a wrong result",
-      r.spec.kernel->name, r.spec.elements, r.backend, r.spec.device_index, r.run_id,
-      v.mismatches, v.checked, v.atol, v.rtol, v.first_mismatch_index, v.first_mismatch_expected,
-      v.first_mismatch_actual));
+  out->set_applied(report.applied);
+  out->set_persisted(report.persisted);
 }
 
 }  // namespace gpubench

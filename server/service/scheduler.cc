@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/engine/run_op.h"
+#include "server/engine/sweep.h"
 #include "server/service/convert.h"
 
 namespace gpubench {
@@ -28,7 +30,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(Engine* engine, con
 absl::StatusOr<std::vector<RunSpec>> Scheduler::Expand() const {
   std::vector<RunSpec> all;
   auto add = [&](const v1::RunSweepRequest& sweep, const std::string& which) -> absl::Status {
-    absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(sweep, *engine_, max_items_);
+    absl::StatusOr<std::vector<RunSpec>> items =
+        ExpandSweep(FromProto(sweep), *engine_, max_items_);
     if (!items.ok()) {
       return absl::Status(items.status().code(),
                           absl::StrCat(which, " of the plan: ", items.status().message()));
@@ -84,39 +87,24 @@ void Scheduler::Loop() {
       int ok = 0, failed = 0, busy = 0;
       for (RunSpec& spec : *items) {
         spec.scheduled = true;
-        std::mutex done_mu;
-        std::condition_variable done_cv;
-        bool done = false;
-        bool success = false;
-        bool skipped = false;
-        JobCallbacks callbacks;
-        callbacks.on_done = [&](absl::StatusOr<RunResult> r) {
-          std::lock_guard<std::mutex> lock(done_mu);
-          done = true;
-          success = r.ok() && (!r->verification || r->verification->passed);
-          skipped = !r.ok() && IsGpuBusy(r.status());
-          done_cv.notify_all();
-        };
         {
           std::lock_guard<std::mutex> lock(mu_);
           if (stop_) return;
         }
-        absl::StatusOr<std::shared_ptr<Job>> job =
-            engine_->Submit(spec, absl::Now() + interval_, std::move(callbacks), nullptr);
-        if (!job.ok()) {
-          spdlog::warn("scheduled run of {} not queued: {}", std::string(spec.kernel->name),
-                       std::string(job.status().message()));
-          ++failed;
-          continue;
+        bool queued = false;
+        const std::string kernel(spec.kernel->name);
+        absl::StatusOr<RunResult> result = RunAndWait(
+            *engine_, std::move(spec), absl::Now() + interval_, [&](std::shared_ptr<Job> job) {
+              queued = true;
+              std::lock_guard<std::mutex> lock(mu_);
+              current_ = job;
+              if (stop_) job->Cancel();
+            });
+        if (!queued) {
+          spdlog::warn("scheduled run of {} not queued: {}", kernel,
+                       std::string(result.status().message()));
         }
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          current_ = *job;
-          if (stop_) (*job)->Cancel();
-        }
-        std::unique_lock<std::mutex> lock(done_mu);
-        done_cv.wait(lock, [&] { return done; });
-        (success ? ok : skipped ? busy : failed)++;
+        (result.ok() ? ok : IsGpuBusy(result.status()) ? busy : failed)++;
       }
       spdlog::info("scheduled pass done: {} ok, {} failed, {} skipped (gpu_busy)", ok, failed,
                    busy);

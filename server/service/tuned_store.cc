@@ -56,7 +56,10 @@ absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> TunedDefaultsStore::Open(
     out.close();
     std::filesystem::remove(probe, error);
   }
-  if (!std::filesystem::exists(path, error)) return store;  // nothing applied yet
+  if (!std::filesystem::exists(path, error)) {  // nothing applied yet
+    engine->tuned_defaults().SetPersistence(store.get());
+    return store;
+  }
   std::string text;
   if (!ReadFileToString(path, &text)) {
     return absl::InvalidArgumentError(absl::StrCat("cannot read --tuned_defaults_file ", path));
@@ -78,13 +81,16 @@ absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> TunedDefaultsStore::Open(
                                  TunedLaunch{d.block_size(), d.items_per_thread()});
     ++store->applied_at_start_;
   }
+  engine->tuned_defaults().SetPersistence(store.get());
   return store;
 }
 
-absl::Status TunedDefaultsStore::Apply(int device, const KernelVariant& kernel,
-                                       TunedLaunch launch, int64_t elements,
-                                       double bandwidth_bytes_per_second) {
-  engine_->tuned_defaults().Set(device, kernel.name, launch);
+TunedDefaultsStore::~TunedDefaultsStore() {
+  engine_->tuned_defaults().RemovePersistence(this);
+}
+
+absl::Status TunedDefaultsStore::Save(int device, const KernelVariant& kernel, TunedLaunch launch,
+                                      int64_t elements, double bandwidth_bytes_per_second) {
   absl::StatusOr<DeviceInfo> info = engine_->backend().Describe(device);
   if (!info.ok()) return info.status();
   std::lock_guard<std::mutex> lock(mu_);

@@ -13,21 +13,22 @@
 
 namespace gpubench {
 
-class TunedDefaultsStore {
+// The engine's TunedDefaultsPersistence for --tuned_defaults_file.
+class TunedDefaultsStore final : public TunedDefaultsPersistence {
  public:
-  // Reads `path` (a missing file is an empty store) and applies to `engine` every entry whose GPU
-  // is on this node; entries for other GPUs are kept and written back untouched. INVALID_ARGUMENT
-  // (naming the file and the entry) for bad JSON, an unknown kernel, a library-launched kernel or
-  // a launch the catalog does not allow, so a bad file fails at start-up. `engine` must outlive
-  // the store.
+  // Reads `path` (a missing file is an empty store), applies to `engine` every entry whose GPU
+  // is on this node (entries for other GPUs are kept and written back untouched) and becomes the
+  // engine's persistence: TunedDefaults::Apply then rewrites the file. INVALID_ARGUMENT (naming
+  // the file and the entry) for bad JSON, an unknown kernel, a library-launched kernel or a launch
+  // the catalog does not allow, so a bad file fails at start-up. `engine` must outlive the store.
   static absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> Open(const std::string& path,
                                                                   Engine* engine);
+  ~TunedDefaultsStore() override;  // no longer the engine's persistence
 
-  // Applies `launch` for `kernel` on `device` to the engine and rewrites the file (write to a
-  // temporary file, then rename). The engine keeps the value even when the write fails (the
-  // status says why). Thread-safe.
-  absl::Status Apply(int device, const KernelVariant& kernel, TunedLaunch launch, int64_t elements,
-                     double bandwidth_bytes_per_second);
+  // Records `launch` for `kernel` on `device` (by the GPU's UUID) and rewrites the file (write to
+  // a temporary file, then rename). Thread-safe.
+  absl::Status Save(int device, const KernelVariant& kernel, TunedLaunch launch, int64_t elements,
+                    double bandwidth_bytes_per_second) override;
 
   int applied_at_start() const { return applied_at_start_; }
   const std::string& path() const { return path_; }

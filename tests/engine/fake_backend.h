@@ -101,7 +101,11 @@ class FakeBackend final : public Backend {
  public:
   explicit FakeBackend(FakeScript script)
       : script_(std::move(script)), cpu_(MakeCpuBackend({.devices = script_.devices, .threads_per_device = 1})) {}
-  absl::string_view name() const override { return "fake"; }
+  // Separate device memory and no counter profiler, as on a GPU; its own timing words.
+  BackendKind kind() const override { return BackendKind::kCuda; }
+  std::string SampleMethod(bool cold, int hot_batch_size) const override {
+    return cold ? "fake cold sample" : "fake hot sample";
+  }
   int device_count() const override { return script_.devices; }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {
     DeviceInfo d;

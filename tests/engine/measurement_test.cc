@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/fake_backend.h"
+#include "server/engine/resolve.h"
 
 namespace gpubench {
 namespace {

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "engine/fake_backend.h"
+#include "server/engine/resolve.h"
+#include "server/engine/run_memory.h"
 
 namespace gpubench {
 namespace {

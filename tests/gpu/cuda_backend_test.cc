@@ -13,6 +13,7 @@
 #include "kernels/cuda/timing.h"
 #include "kernels/reference.h"
 #include "server/engine/measurement.h"
+#include "server/engine/resolve.h"
 
 namespace gpubench {
 namespace {

@@ -16,6 +16,8 @@
 #include "kernels/family.h"
 #include "kernels/reference.h"
 #include "server/engine/measurement.h"
+#include "server/engine/resolve.h"
+#include "server/engine/run_memory.h"
 #include "server/engine/run_spec.h"
 
 namespace gpubench {

@@ -47,7 +47,7 @@ TEST_F(TunedStoreTest, MissingFileIsEmptyAndApplyWritesIt) {
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ((*store)->applied_at_start(), 0);
   const KernelVariant& k = **FindKernel("add_f32_bulk");
-  ASSERT_TRUE((*store)->Apply(1, k, TunedLaunch{128, 3}, 1 << 26, 4.4e12).ok());
+  ASSERT_TRUE(engine->tuned_defaults().Apply(1, k, TunedLaunch{128, 3}, 1 << 26, 4.4e12).ok());
   EXPECT_EQ(engine->tuned_defaults().Get(1, "add_f32_bulk")->block_size, 128);
   const std::string json = Read();
   EXPECT_THAT(json, HasSubstr("\"gpu_uuid\": \"cpu-1\""));
@@ -60,9 +60,9 @@ TEST_F(TunedStoreTest, RestartAppliesByUuidAndReplacesOnReapply) {
     auto engine = NewEngine();
     auto store = TunedDefaultsStore::Open(path_, engine.get());
     ASSERT_TRUE(store.ok());
-    ASSERT_TRUE((*store)->Apply(1, **FindKernel("add_f16_tuned"), {512, 16}, 1000, 1e9).ok());
-    ASSERT_TRUE((*store)->Apply(1, **FindKernel("add_f16_tuned"), {256, 8}, 1000, 2e9).ok());
-    ASSERT_TRUE((*store)->Apply(0, **FindKernel("add_f16x8_pack"), {64, 0}, 1000, 1e9).ok());
+    ASSERT_TRUE(engine->tuned_defaults().Apply(1, **FindKernel("add_f16_tuned"), {512, 16}, 1000, 1e9).ok());
+    ASSERT_TRUE(engine->tuned_defaults().Apply(1, **FindKernel("add_f16_tuned"), {256, 8}, 1000, 2e9).ok());
+    ASSERT_TRUE(engine->tuned_defaults().Apply(0, **FindKernel("add_f16x8_pack"), {64, 0}, 1000, 1e9).ok());
   }
   auto engine = NewEngine();
   auto store = TunedDefaultsStore::Open(path_, engine.get());
@@ -89,7 +89,7 @@ TEST_F(TunedStoreTest, OtherGpusAreKeptButNotApplied) {
   auto store = TunedDefaultsStore::Open(path_, engine.get());
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ((*store)->applied_at_start(), 0);
-  ASSERT_TRUE((*store)->Apply(0, **FindKernel("add_f32_tuned"), {768, 4}, 1, 1).ok());
+  ASSERT_TRUE(engine->tuned_defaults().Apply(0, **FindKernel("add_f32_tuned"), {768, 4}, 1, 1).ok());
   EXPECT_THAT(Read(), HasSubstr("GPU-elsewhere"));
 }
 
@@ -123,7 +123,7 @@ TEST_F(TunedStoreTest, UnwritableFileKeepsTheValueInMemoryAndSaysSo) {
   auto store = TunedDefaultsStore::Open((later_removed / "tuned.json").string(), engine.get());
   ASSERT_TRUE(store.ok()) << store.status();
   std::filesystem::remove_all(later_removed);  // the location goes away after start-up
-  absl::Status s = (*store)->Apply(0, **FindKernel("add_f32"), {128, 0}, 1, 1);
+  absl::Status s = engine->tuned_defaults().Apply(0, **FindKernel("add_f32"), {128, 0}, 1, 1);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(engine->tuned_defaults().Get(0, "add_f32")->block_size, 128);
 }

@@ -1,0 +1,274 @@
+#include "server/engine/resolve.h"
+
+#include <algorithm>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/echo.h"
+#include "common/sizes.h"
+#include "common/status_macros.h"
+#include "server/engine/run_memory.h"
+
+namespace gpubench {
+
+namespace {
+
+template <typename T>
+absl::Status CheckRange(absl::string_view field, T value, T lo, T hi) {
+  if (!(value >= lo && value <= hi)) {  // also rejects NaN
+    return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, " is outside [", lo, ", ",
+                                                   hi, "] allowed by this server"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int DeviceIndexOfUuid(const Backend& backend, absl::string_view uuid) {
+  for (int d = 0; d < backend.device_count(); ++d) {
+    absl::StatusOr<DeviceInfo> info = backend.Describe(d);
+    if (info.ok() && info->uuid == uuid) return d;
+  }
+  return -1;
+}
+
+absl::Status CheckSharedMemoryFits(const KernelVariant& kernel, int block_size,
+                                   int items_per_thread, const DeviceInfo& device) {
+  const int64_t needed = DynamicSharedBytes(kernel, block_size, items_per_thread);
+  const int64_t limit =
+      std::max(device.shared_memory_per_block_optin_bytes, device.shared_memory_per_block_bytes);
+  if (needed > 0 && limit > 0 && needed + kernel.static_shared_bytes > limit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "block_size ", block_size, " x items_per_thread ", items_per_thread, " needs ", needed,
+        " bytes of shared memory per block for ", kernel.name, "; device ", device.index,
+        " allows at most ", limit));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backend& backend,
+                                          const ServerLimits& limits,
+                                          const TunedDefaults* tuned) {
+  RunSpec spec;
+  if (request.kernel.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel is required; valid kernels: ", KernelNamesForHelp()));
+  }
+  ASSIGN_OR_RETURN(spec.kernel, FindKernel(request.kernel));
+  const KernelVariant& k = *spec.kernel;
+
+  // A family with its own shape rule (GEMM's m, n, k) validates the request's size itself.
+  if (request.elements < 1 && k.family->resolve_shape == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("elements must be at least 1 (got ", request.elements, ")"));
+  }
+  ASSIGN_OR_RETURN(spec.shape, ResolveShape(*k.family, request.elements, request.shape));
+  if (spec.shape.elements > limits.max_elements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "elements = ", spec.shape.elements, " exceeds this server's limit of ",
+        limits.max_elements, " (", FormatElementCount(limits.max_elements),
+        "; flag --max_elements)"));
+  }
+  spec.elements = spec.shape.elements;
+
+  int device_index = request.device_index;
+  if (!request.device_uuid.empty()) {
+    device_index = DeviceIndexOfUuid(backend, request.device_uuid);
+    if (device_index < 0) {
+      return absl::NotFoundError(absl::StrCat("no device with uuid '", EchoForMessage(request.device_uuid),
+                                              "' on this server (ListDevices shows them)"));
+    }
+  }
+  if (device_index < 0 || device_index >= backend.device_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("device_index ", device_index,
+                                                   " is out of range: backend '", backend.name(),
+                                                   "' has ", backend.device_count(),
+                                                   " device(s), indices 0..",
+                                                   backend.device_count() - 1));
+  }
+  spec.device_index = device_index;
+  ASSIGN_OR_RETURN(const DeviceInfo device, backend.Describe(spec.device_index));
+  if (NeedsPeerDevice(*k.family)) {
+    if (backend.device_count() < 2) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "kernel ", k.name, " copies between two devices; backend '", backend.name(),
+          "' has ", backend.device_count(), " device"));
+    }
+    spec.peer_device_index =
+        request.peer_device_index.value_or((device_index + 1) % backend.device_count());
+    if (spec.peer_device_index < 0 || spec.peer_device_index >= backend.device_count() ||
+        spec.peer_device_index == device_index) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "peer_device_index ", spec.peer_device_index, " must be another device than ",
+          device_index, ", in 0..", backend.device_count() - 1));
+    }
+  } else if (request.peer_device_index.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel ", k.name, " runs on one device; omit peer_device_index"));
+  }
+
+  // Launch geometry: the request's values, else the tuned default of this device, else the
+  // catalog's.
+  const std::optional<TunedLaunch> tuned_launch =
+      tuned != nullptr && k.default_policy.block_size_tunable ? tuned->Get(device_index, k.name)
+                                                              : std::nullopt;
+  int block = k.default_policy.block_size;
+  int items = k.default_policy.items_per_thread;
+  bool from_request = false, from_tuned = false;
+  if (request.block_size != 0) {
+    if (!k.default_policy.block_size_tunable) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel ", k.name,
+                       " picks its own launch configuration; omit block_size for it"));
+    }
+    if (request.block_size < 32 || request.block_size % 32 != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "block_size = ", request.block_size, " must be a positive multiple of the warp size 32"));
+    }
+    const int max_block = device.max_threads_per_block > 0 ? device.max_threads_per_block : 1024;
+    if (request.block_size > max_block) {
+      return absl::InvalidArgumentError(absl::StrCat("block_size = ", request.block_size,
+                                                     " exceeds the device maximum of ", max_block,
+                                                     " threads per block"));
+    }
+    block = request.block_size;
+    from_request = true;
+  } else if (tuned_launch.has_value()) {
+    block = tuned_launch->block_size;
+    from_tuned = true;
+  }
+  if (request.items_per_thread != 0) {
+    if (!ItemsPerThreadAllowed(k, request.items_per_thread)) {
+      if (!ItemsPerThreadTunable(k)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "kernel ", k.name, " fixes items_per_thread at ", k.default_policy.items_per_thread,
+            " in its code; omit items_per_thread for it"));
+      }
+      return absl::InvalidArgumentError(absl::StrCat("items_per_thread = ",
+                                                     request.items_per_thread, " is not allowed for ",
+                                                     k.name, ": use ", ItemsPerThreadRule(k)));
+    }
+    items = request.items_per_thread;
+    from_request = true;
+  } else if (tuned_launch.has_value() && tuned_launch->items_per_thread != 0) {
+    items = tuned_launch->items_per_thread;
+    from_tuned = true;
+  }
+  spec.block_size_source = from_request && from_tuned ? "request+tuned"
+                           : from_request             ? "request"
+                           : from_tuned               ? "tuned"
+                                                      : "catalog";
+  // Blocks of `b` threads x `items` elements that cover the request: ceil(n / (b x items)).
+  const int64_t launch_items = LaunchItems(k, spec.shape);
+  const auto grid_for = [&](int b) {
+    const int64_t per_block = int64_t{b} * items;
+    return (launch_items + per_block - 1) / per_block;
+  };
+  if (!from_request && !from_tuned && k.default_policy.small_grid_block_size > 0 &&
+      device.multiprocessor_count > 0 && device.max_threads_per_multiprocessor >= block) {
+    const int64_t resident_blocks =
+        int64_t{device.multiprocessor_count} * (device.max_threads_per_multiprocessor / block);
+    if (grid_for(block) < kSmallGridWaves * resident_blocks) {
+      block = k.default_policy.small_grid_block_size;
+      spec.block_size_source = "catalog (small grid)";
+    }
+  }
+  if (k.min_compute_capability > 0 && device.compute_capability_major > 0 &&
+      device.compute_capability_major * 10 + device.compute_capability_minor <
+          k.min_compute_capability) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "kernel ", k.name, " needs compute capability ", k.min_compute_capability / 10, ".",
+        k.min_compute_capability % 10, " or newer; device ", device_index, " (", device.name,
+        ") is ", device.compute_capability_major, ".", device.compute_capability_minor));
+  }
+  RETURN_IF_ERROR(CheckSharedMemoryFits(k, block, items, device));
+  spec.geometry.block_size = block;
+  spec.geometry.items_per_thread = items;
+  spec.geometry.dynamic_shared_bytes = static_cast<int>(DynamicSharedBytes(k, block, items));
+  spec.geometry.grid_size = grid_for(block);
+  if (k.default_policy.grid_stride && device.multiprocessor_count > 0 &&
+      device.max_threads_per_multiprocessor > 0) {
+    // Resident grid: every SM full of blocks once (the occupancy API where the backend has it,
+    // else the thread limit), the kernel strides over the rest.
+    int per_sm = backend.MaxActiveBlocksPerMultiprocessor(k, spec.device_index, block);
+    if (per_sm <= 0) {
+      per_sm = device.max_threads_per_multiprocessor / block;
+      if (device.max_blocks_per_multiprocessor > 0) {
+        per_sm = std::min(per_sm, device.max_blocks_per_multiprocessor);
+      }
+    }
+    if (k.default_policy.max_resident_blocks_per_sm > 0) {
+      per_sm = std::min(per_sm, k.default_policy.max_resident_blocks_per_sm);
+    }
+    spec.geometry.grid_size = std::max<int64_t>(
+        1, std::min<int64_t>(spec.geometry.grid_size,
+                             int64_t{device.multiprocessor_count} * std::max(1, per_sm)));
+  }
+  constexpr int64_t kMaxGrid = (int64_t{1} << 31) - 1;
+  if (spec.geometry.grid_size > kMaxGrid) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "elements = ", spec.elements, " with block_size ", block, " needs ",
+        spec.geometry.grid_size, " blocks, over the grid limit of ", kMaxGrid));
+  }
+
+  // Measurement options: zero means default; everything bounded by the server.
+  const MeasurementOptions& d = limits.defaults;
+  const MeasurementOptions& m = request.measurement;
+  MeasurementOptions& r = spec.measurement;
+  r.warmup_launches = m.warmup_launches != 0 ? m.warmup_launches : d.warmup_launches;
+  r.min_samples = m.min_samples != 0 ? m.min_samples : d.min_samples;
+  // The default maximum respects the server's cap (a server configured with a lower
+  // max_samples_limit must still accept requests that leave max_samples unset).
+  r.max_samples = m.max_samples != 0
+                      ? m.max_samples
+                      : std::max(std::min(d.max_samples, limits.max_samples_limit), r.min_samples);
+  r.min_time_seconds = m.min_time_seconds != 0 ? m.min_time_seconds : d.min_time_seconds;
+  r.max_noise = m.max_noise != 0 ? m.max_noise : d.max_noise;
+  r.timeout_seconds = m.timeout_seconds != 0 ? m.timeout_seconds : d.timeout_seconds;
+  RETURN_IF_ERROR(CheckRange("measurement.warmup_launches", r.warmup_launches, 0,
+                             limits.max_warmup_launches));
+  RETURN_IF_ERROR(CheckRange("measurement.min_samples", r.min_samples, 1,
+                             limits.max_samples_limit));
+  RETURN_IF_ERROR(CheckRange("measurement.max_samples", r.max_samples, r.min_samples,
+                             limits.max_samples_limit));
+  RETURN_IF_ERROR(CheckRange("measurement.min_time_seconds", r.min_time_seconds, 0.0,
+                             limits.max_min_time_seconds));
+  if (r.max_noise > 1.0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "measurement.max_noise = %g looks like a percent: gpubench takes a fraction of the mean "
+        "(0.005 = 0.5%%; nvbench's --max-noise takes percent). For %g%% pass %g",
+        r.max_noise, r.max_noise, r.max_noise / 100));
+  }
+  RETURN_IF_ERROR(CheckRange("measurement.max_noise", r.max_noise, 1e-6, 1.0));
+  RETURN_IF_ERROR(CheckRange("measurement.timeout_seconds", r.timeout_seconds, 1e-3,
+                             limits.max_timeout_seconds));
+  r.profile_runs = m.profile_runs;
+  RETURN_IF_ERROR(
+      CheckRange("measurement.profile_runs", r.profile_runs, 0, limits.max_profile_runs));
+  r.keep_samples = m.keep_samples;
+
+  spec.cache_mode = request.cache_mode.value_or(CacheMode::kCold);
+  spec.verify = request.verify.value_or(true);
+  spec.profile = request.profile && limits.allow_profiling;
+  spec.profile_forbidden = request.profile && !limits.allow_profiling;
+  spec.force = request.force;
+  if (request.seed.has_value()) {
+    spec.seed = *request.seed;
+  } else {
+    std::random_device rd;
+    spec.seed = (static_cast<uint64_t>(rd()) << 32) | rd();
+  }
+
+  spec.max_warmup_seconds = limits.max_warmup_seconds;
+
+  // Memory: every buffer of the run must fit in what the device and the host (the smaller of
+  // MemAvailable and the cgroup's limit) have free now. The engine checks again at run start.
+  const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
+  RETURN_IF_ERROR(CheckRunMemoryFits(RunMemoryOf(k, spec.shape, spec.verify), device,
+                                     DeviceIsHost(backend.kind()), host.available_bytes(),
+                                     host.Describe()));
+  return spec;
+}
+
+}  // namespace gpubench

@@ -1,0 +1,32 @@
+// Memory admission: what one run allocates on the host and on the device, and whether it fits.
+#ifndef GPUBENCH_SERVER_ENGINE_RUN_MEMORY_H_
+#define GPUBENCH_SERVER_ENGINE_RUN_MEMORY_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "kernels/backend.h"
+#include "kernels/catalog.h"
+
+namespace gpubench {
+
+// Every buffer one run allocates: on the host (generated inputs, the read-back for verification)
+// and on the device (the kernel's buffers; host memory too on the CPU backend).
+struct RunMemory {
+  int64_t host_bytes = 0;
+  int64_t device_bytes = 0;
+};
+RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify);
+
+// OK when a run needing `need` fits: host bytes (plus device bytes where the device is the host)
+// within `host_available_bytes` (absent: unknown, not checked), device bytes within the device's
+// free memory. RESOURCE_EXHAUSTED saying which budget is short, before anything is allocated.
+absl::Status CheckRunMemoryFits(const RunMemory& need, const DeviceInfo& device,
+                                bool device_is_host, std::optional<int64_t> host_available_bytes,
+                                absl::string_view host_budget_description);
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_SERVER_ENGINE_RUN_MEMORY_H_

@@ -1,0 +1,80 @@
+#include "server/engine/run_result.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+
+namespace gpubench {
+namespace {
+
+std::string MethodOf(const Backend& backend, const RunResult& result) {
+  const bool cold = result.spec.cache_mode == CacheMode::kCold;
+  if (result.profile_mode) {
+    return absl::StrFormat(
+        "profile mode (%s): each launch timed alone%s, no blocking kernel, no stopping rule",
+        CacheModeName(result.spec.cache_mode), cold ? " after a cache flush" : "");
+  }
+  return backend.SampleMethod(cold, result.hot_batch_size);
+}
+
+}  // namespace
+
+RunOutcome OutcomeOf(const RunResult& result) {
+  if (!result.verification.has_value()) return RunOutcome::kUnverified;
+  return result.verification->passed ? RunOutcome::kVerified : RunOutcome::kVerificationFailed;
+}
+
+const char* RunOutcomeName(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::kVerified:
+      return "verified";
+    case RunOutcome::kUnverified:
+      return "unverified";
+    case RunOutcome::kVerificationFailed:
+      return "VERIFY-FAILED";
+  }
+  return "unknown";
+}
+
+void CopyCeiling::Observe(const RunResult& result) {
+  if (result.spec.kernel->family->copy_ceiling &&
+      result.bytes_moved >= 4 * result.device.l2_cache_bytes) {
+    bytes_per_second_ = result.bandwidth_bytes_per_second;
+  }
+}
+
+void FinishRunResult(const Backend& backend, RunFinish finish, RunResult* result) {
+  result->method = MethodOf(backend, *result);
+  result->queued_at = finish.queued_at;
+  if (finish.copy_ceiling != nullptr) {
+    finish.copy_ceiling->Observe(*result);
+    if (const double ceiling = finish.copy_ceiling->bytes_per_second(); ceiling > 0) {
+      result->copy_ceiling_bytes_per_second = ceiling;
+      result->percent_of_copy_ceiling = 100.0 * result->bandwidth_bytes_per_second / ceiling;
+    }
+  }
+  if (finish.clock_event_reasons.ok()) {
+    result->clock_event_reasons = *std::move(finish.clock_event_reasons);
+  } else {
+    result->clock_events_unavailable_reason =
+        std::string(finish.clock_event_reasons.status().message());
+  }
+}
+
+absl::Status VerificationStatus(const RunResult& r) {
+  if (OutcomeOf(r) != RunOutcome::kVerificationFailed) return absl::OkStatus();
+  const Verification& v = *r.verification;
+  return absl::InternalError(absl::StrFormat(
+      "verification failed for %s at %d elements on %s device %d (run %s): %d of %d elements "
+      "outside |err| <= %g + %g*|ref|; first at index %d: expected %.9g, got %.9g; the timing "
+      "is withheld because the kernel computed a wrong result",
+      r.spec.kernel->name, r.spec.elements, r.backend, r.spec.device_index, r.run_id,
+      v.mismatches, v.checked, v.atol, v.rtol, v.first_mismatch_index, v.first_mismatch_expected,
+      v.first_mismatch_actual));
+}
+
+absl::Status RunStatus(const absl::StatusOr<RunResult>& result) {
+  return result.ok() ? VerificationStatus(*result) : result.status();
+}
+
+}  // namespace gpubench

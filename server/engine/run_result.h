@@ -1,0 +1,135 @@
+// The result of one run: the spec it ran, the measurement, throughput, verification, occupancy and
+// the device.
+#ifndef GPUBENCH_SERVER_ENGINE_RUN_RESULT_H_
+#define GPUBENCH_SERVER_ENGINE_RUN_RESULT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/statistics.h"
+#include "kernels/backend.h"
+#include "kernels/reference.h"
+#include "server/engine/occupancy.h"
+#include "server/engine/run_spec.h"
+#include "server/engine/stopping.h"
+
+namespace gpubench {
+
+// What a measured run amounts to: OutcomeOf is the one place that decides it.
+enum class RunOutcome {
+  kVerified,            // verification requested and passed
+  kUnverified,          // verification not requested
+  kVerificationFailed,  // the kernel computed a wrong result: an error, never a result
+};
+// "verified", "unverified", "VERIFY-FAILED" (server logs).
+const char* RunOutcomeName(RunOutcome outcome);
+
+struct RunResult {
+  std::string run_id;
+  RunSpec spec;
+  std::string backend;
+  // How the samples were taken, in words (the backend's SampleMethod, or profile mode).
+  std::string method;
+  absl::Time queued_at;
+  absl::Time started_at;
+  absl::Time finished_at;
+
+  // Measurement.
+  SampleStatistics stats;         // per-launch seconds over the kept samples
+  int hot_batch_size = 1;         // launches per hot sample (1 when cold)
+  int throttled_samples = 0;      // discarded: SM clock under 75% of the default
+  bool noise_reached = false;
+  StopRule stop_rule = StopRule::kNone;  // which rule ended sampling
+  std::string stop_reason;               // the rule in words, with the figures
+  std::vector<std::string> notes;        // e.g. why profile mode was used (fallback)
+  bool profile_mode = false;             // timed without the blocking kernel (profile_runs)
+  int samples_taken = 0;                 // kept + throttled
+  double sampling_wall_seconds = 0;      // wall time of the sampling loop
+  // False with fewer than two kept samples: no spread can be estimated ("noise unknown", never
+  // "0.00%"). below_min_samples: fewer kept than min_samples (timeout), the noise is unreliable.
+  bool noise_known = false;
+  bool below_min_samples = false;
+  // The kept per-launch samples in time order when requested (keep_samples); at most
+  // kMaxReturnedSamples, evenly strided when there were more. sample_count: all kept samples.
+  std::vector<double> sample_seconds;
+  int sample_count = 0;
+  double measured_seconds = 0;    // sum of kept sample times (device time)
+  std::optional<double> min_clock_hz;  // SM clock range seen across samples, when measurable
+  std::optional<double> max_clock_hz;
+
+  // Throughput, from the family's declaration (kernels/family.h): bytes and operations per
+  // launch at the run's shape; rates use the median time.
+  Metric metric = Metric::kBytesPerSecond;  // the family's headline figure
+  int64_t bytes_moved = 0;
+  double bandwidth_bytes_per_second = 0;
+  double bandwidth_mean_bytes_per_second = 0;
+  double elements_per_second = 0;
+  std::string operation_unit;            // what operations count ("FLOP", "load"); empty: none
+  int64_t operations = 0;                // per launch; 0 where the family counts none
+  double operations_per_second = 0;      // operations / median
+  double seconds_per_operation = 0;      // median / operations
+  // Of the peak of the family's metric on this device (theoretical DRAM bandwidth for bandwidth
+  // families unless the family names its own), when known.
+  std::optional<double> percent_of_peak;
+  std::optional<double> peak;  // the figure percent_of_peak is of, in the metric's unit
+  std::string launch_report;  // what the variant's setup chose ("cuBLASLt algo 23, ..."), if any
+  // Of the practical ceiling: the latest copy_d2d run on this device that moved at least 4x the
+  // L2 size (DRAM-bound). Absent until such a run exists.
+  std::optional<double> percent_of_copy_ceiling;
+  double copy_ceiling_bytes_per_second = 0;
+
+  std::optional<Verification> verification;  // absent when verification was not requested
+  KernelResources resources;
+  std::optional<OccupancyReport> occupancy;  // when the kernel's resources are known
+  AchievedCounters counters;                 // achieved occupancy / DRAM %, when profiled
+  double waves = 0;                          // grid / (SMs x active blocks per SM)
+  std::string explanation;                   // one- or two-line verdict (explain.h)
+  DeviceInfo device;
+  // NVML clock-event (throttle) reasons seen while the run measured, polled; empty with the
+  // reason in clock_events_unavailable_reason where NVML cannot say.
+  std::vector<std::string> clock_event_reasons;
+  std::string clock_events_unavailable_reason;
+};
+
+// The practical bandwidth ceiling of one device: the bandwidth of the latest copy_d2d run that
+// moved at least 4x the L2 size (streamed from DRAM, not from L2). Not thread-safe: one per device
+// worker.
+class CopyCeiling {
+ public:
+  // Takes `result` as the new ceiling when it is such a run.
+  void Observe(const RunResult& result);
+  double bytes_per_second() const { return bytes_per_second_; }
+
+ private:
+  double bytes_per_second_ = 0;
+};
+
+// What the device queue knows about a run, beyond the measurement.
+struct RunFinish {
+  absl::Time queued_at;
+  CopyCeiling* copy_ceiling = nullptr;  // the device's; null: no ceiling figures
+  // NVML clock-event reasons seen while the run measured, or why there are none.
+  absl::StatusOr<std::vector<std::string>> clock_event_reasons =
+      absl::UnavailableError("NVML not loaded");
+};
+
+// Whether verification was requested, and whether it passed.
+RunOutcome OutcomeOf(const RunResult& result);
+
+// The one place a measured result is completed: the method text (from `backend`), the queue time, the copy ceiling and the clock events.
+void FinishRunResult(const Backend& backend, RunFinish finish, RunResult* result);
+
+// A run whose verification failed is an error, never a result: kVerificationFailed becomes
+// INTERNAL with the first mismatch in the message; otherwise OK.
+absl::Status VerificationStatus(const RunResult& result);
+
+// The status of a finished run as callers report it: the run's error, or VerificationStatus.
+absl::Status RunStatus(const absl::StatusOr<RunResult>& result);
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_SERVER_ENGINE_RUN_RESULT_H_

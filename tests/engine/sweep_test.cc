@@ -1,0 +1,156 @@
+// Sweep expansion: the plan's lists crossed in a fixed order, limits counted before building,
+// the first bad item named, and what every item shares carried to each.
+#include "server/engine/sweep.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine/fake_backend.h"
+
+namespace gpubench {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::unique_ptr<Engine> MakeEngine(int devices) {
+  testing::FakeScript script;
+  script.devices = devices;
+  return std::make_unique<Engine>(std::make_unique<testing::FakeBackend>(script), ServerLimits{});
+}
+
+SweepPlan TwoByTwo() {
+  SweepPlan plan;
+  plan.kernels = {"add_f32", "add_f32_tuned"};
+  plan.sizes = {1024, 4096};
+  plan.base.measurement.min_samples = 3;
+  return plan;
+}
+
+TEST(CountCombinationsTest, ProductCappedAboveTheLimit) {
+  EXPECT_EQ(CountCombinations({2, 3, 4}, 100), 24);
+  EXPECT_EQ(CountCombinations({2, 3, 4}, 10), 11);
+  EXPECT_EQ(CountCombinations({int64_t{1} << 40, int64_t{1} << 40}, 1000), 1001);  // no overflow
+  EXPECT_EQ(CountCombinations({5, 0}, 10), 0);
+  EXPECT_EQ(CountCombinations({5, -1}, 10), 0);
+}
+
+TEST(SweepTest, ExpandsKernelsThenSizesThenBlocksThenItems) {
+  auto engine = MakeEngine(1);
+  SweepPlan plan = TwoByTwo();
+  plan.kernels = {"add_f32_tuned"};
+  plan.block_sizes = {128, 256};
+  plan.items_per_thread = {4, 8};
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, *engine, 100);
+  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_EQ(items->size(), 8u);
+  EXPECT_EQ((*items)[0].elements, 1024);
+  EXPECT_EQ((*items)[0].geometry.block_size, 128);
+  EXPECT_EQ((*items)[0].geometry.items_per_thread, 4);
+  EXPECT_EQ((*items)[1].geometry.items_per_thread, 8);
+  EXPECT_EQ((*items)[2].geometry.block_size, 256);
+  EXPECT_EQ((*items)[4].elements, 4096);
+  for (const RunSpec& spec : *items) EXPECT_EQ(spec.block_size_source, "request");
+}
+
+TEST(SweepTest, EmptyListsMeanEachVariantsDefault) {
+  auto engine = MakeEngine(1);
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(TwoByTwo(), *engine, 100);
+  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_EQ(items->size(), 4u);
+  EXPECT_EQ((*items)[0].kernel->name, "add_f32");
+  EXPECT_EQ((*items)[2].kernel->name, "add_f32_tuned");
+  EXPECT_EQ((*items)[2].geometry.block_size, (*items)[2].kernel->default_policy.block_size);
+  EXPECT_EQ((*items)[2].block_size_source, "catalog");
+}
+
+TEST(SweepTest, SharedFieldsReachEveryItem) {
+  auto engine = MakeEngine(1);
+  SweepPlan plan = TwoByTwo();
+  plan.base.seed = 42;
+  plan.base.verify = false;
+  plan.base.cache_mode = CacheMode::kHot;
+  plan.base.measurement.max_noise = 0.02;
+  plan.base.force = true;
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, *engine, 100);
+  ASSERT_TRUE(items.ok()) << items.status();
+  for (const RunSpec& spec : *items) {
+    EXPECT_EQ(spec.seed, 42u);
+    EXPECT_FALSE(spec.verify);
+    EXPECT_EQ(spec.cache_mode, CacheMode::kHot);
+    EXPECT_DOUBLE_EQ(spec.measurement.max_noise, 0.02);
+    EXPECT_EQ(spec.measurement.min_samples, 3);
+    EXPECT_TRUE(spec.force);
+  }
+}
+
+TEST(SweepTest, AllDevicesRunsEveryItemOnEachDeviceDeviceMajor) {
+  auto engine = MakeEngine(3);
+  SweepPlan plan = TwoByTwo();
+  plan.all_devices = true;
+  plan.base.device_uuid = "no-such-uuid";  // ignored with all_devices
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, *engine, 100);
+  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_EQ(items->size(), 12u);
+  EXPECT_EQ((*items)[0].device_index, 0);
+  EXPECT_EQ((*items)[3].device_index, 0);
+  EXPECT_EQ((*items)[4].device_index, 1);
+  EXPECT_EQ((*items)[11].device_index, 2);
+}
+
+TEST(SweepTest, DeviceIndexOrUuidSelectsOneDevice) {
+  auto engine = MakeEngine(2);
+  SweepPlan plan = TwoByTwo();
+  plan.base.device_index = 1;
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, *engine, 100);
+  ASSERT_TRUE(items.ok()) << items.status();
+  for (const RunSpec& spec : *items) EXPECT_EQ(spec.device_index, 1);
+
+  plan.base.device_uuid = "no-such-uuid";
+  items = ExpandSweep(plan, *engine, 100);
+  ASSERT_FALSE(items.ok());
+  EXPECT_EQ(items.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(SweepTest, LimitsAreCountedBeforeBuilding) {
+  auto engine = MakeEngine(2);
+  SweepPlan plan = TwoByTwo();
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, *engine, 3);
+  ASSERT_FALSE(items.ok());
+  EXPECT_EQ(items.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(items.status().message(), HasSubstr("more than 3 items"));
+
+  plan.all_devices = true;  // 4 items x 2 devices
+  items = ExpandSweep(plan, *engine, 5);
+  ASSERT_FALSE(items.ok());
+  EXPECT_THAT(items.status().message(), HasSubstr("8 items on all devices"));
+
+  plan.block_sizes.assign(1 << 20, 256);  // a huge list is refused, not expanded
+  plan.items_per_thread.assign(1 << 20, 1);
+  items = ExpandSweep(plan, *engine, 1000);
+  ASSERT_FALSE(items.ok());
+  EXPECT_EQ(items.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SweepTest, EmptyPlanAndBadItemsFailAsAWholeNamingTheItem) {
+  auto engine = MakeEngine(1);
+  SweepPlan empty;
+  EXPECT_EQ(ExpandSweep(empty, *engine, 100).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  SweepPlan plan = TwoByTwo();
+  plan.kernels.push_back("no_such_kernel");
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, *engine, 100);
+  ASSERT_FALSE(items.ok());
+  EXPECT_EQ(items.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(items.status().message(), HasSubstr("sweep item kernel=no_such_kernel"));
+
+  plan = TwoByTwo();
+  plan.block_sizes = {100};
+  items = ExpandSweep(plan, *engine, 100);
+  ASSERT_FALSE(items.ok());
+  EXPECT_EQ(items.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(items.status().message(), HasSubstr("block_size=100"));
+}
+
+}  // namespace
+}  // namespace gpubench
