@@ -23,60 +23,47 @@ absl::Status CheckRange(absl::string_view field, T value, T lo, T hi) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-int DeviceIndexOfUuid(const Backend& backend, absl::string_view uuid) {
-  for (int d = 0; d < backend.device_count(); ++d) {
-    absl::StatusOr<DeviceInfo> info = backend.Describe(d);
-    if (info.ok() && info->uuid == uuid) return d;
-  }
-  return -1;
+// Blocks of `block` threads x `items` launch items that cover the run: ceil(n / (block x items)).
+int64_t CoveringGrid(const RunSpec& spec, int block, int items) {
+  const int64_t per_block = int64_t{block} * items;
+  return (LaunchItems(*spec.kernel, spec.shape) + per_block - 1) / per_block;
 }
 
-absl::Status CheckSharedMemoryFits(const KernelVariant& kernel, int block_size,
-                                   int items_per_thread, const DeviceInfo& device) {
-  const int64_t needed = DynamicSharedBytes(kernel, block_size, items_per_thread);
-  const int64_t limit =
-      std::max(device.shared_memory_per_block_optin_bytes, device.shared_memory_per_block_bytes);
-  if (needed > 0 && limit > 0 && needed + kernel.static_shared_bytes > limit) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "block_size ", block_size, " x items_per_thread ", items_per_thread, " needs ", needed,
-        " bytes of shared memory per block for ", kernel.name, "; device ", device.index,
-        " allows at most ", limit));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backend& backend,
-                                          const ServerLimits& limits,
-                                          const TunedDefaults* tuned) {
-  RunSpec spec;
+// The kernel: required, and in the catalog.
+absl::StatusOr<const KernelVariant*> ResolveKernel(const RunRequest& request) {
   if (request.kernel.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel is required; valid kernels: ", KernelNamesForHelp()));
   }
-  ASSIGN_OR_RETURN(spec.kernel, FindKernel(request.kernel));
-  const KernelVariant& k = *spec.kernel;
+  return FindKernel(request.kernel);
+}
 
-  // A family with its own shape rule (GEMM's m, n, k) validates the request's size itself.
+// The run's size: the family's shape rule (GEMM's m, n, k validates the request's size itself),
+// within the server's element limit.
+absl::StatusOr<RunShape> ResolveRunShape(const RunRequest& request, const KernelVariant& k,
+                                         const ServerLimits& limits) {
   if (request.elements < 1 && k.family->resolve_shape == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("elements must be at least 1 (got ", request.elements, ")"));
   }
-  ASSIGN_OR_RETURN(spec.shape, ResolveShape(*k.family, request.elements, request.shape));
-  if (spec.shape.elements > limits.max_elements) {
+  ASSIGN_OR_RETURN(const RunShape shape,
+                   ResolveShape(*k.family, request.elements, request.shape));
+  if (shape.elements > limits.max_elements) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "elements = ", spec.shape.elements, " exceeds this server's limit of ",
-        limits.max_elements, " (", FormatElementCount(limits.max_elements),
-        "; flag --max_elements)"));
+        "elements = ", shape.elements, " exceeds this server's limit of ", limits.max_elements,
+        " (", FormatElementCount(limits.max_elements), "; flag --max_elements)"));
   }
-  spec.elements = spec.shape.elements;
+  return shape;
+}
 
+// The device: by UUID when the request names one, else by index.
+absl::StatusOr<int> ResolveDeviceIndex(const RunRequest& request, const Backend& backend) {
   int device_index = request.device_index;
   if (!request.device_uuid.empty()) {
     device_index = DeviceIndexOfUuid(backend, request.device_uuid);
     if (device_index < 0) {
-      return absl::NotFoundError(absl::StrCat("no device with uuid '", EchoForMessage(request.device_uuid),
+      return absl::NotFoundError(absl::StrCat("no device with uuid '",
+                                              EchoForMessage(request.device_uuid),
                                               "' on this server (ListDevices shows them)"));
     }
   }
@@ -87,51 +74,81 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                                                    " device(s), indices 0..",
                                                    backend.device_count() - 1));
   }
-  spec.device_index = device_index;
-  ASSIGN_OR_RETURN(const DeviceInfo device, backend.Describe(spec.device_index));
-  if (NeedsPeerDevice(*k.family)) {
-    if (backend.device_count() < 2) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "kernel ", k.name, " copies between two devices; backend '", backend.name(),
-          "' has ", backend.device_count(), " device"));
-    }
-    spec.peer_device_index =
-        request.peer_device_index.value_or((device_index + 1) % backend.device_count());
-    if (spec.peer_device_index < 0 || spec.peer_device_index >= backend.device_count() ||
-        spec.peer_device_index == device_index) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "peer_device_index ", spec.peer_device_index, " must be another device than ",
-          device_index, ", in 0..", backend.device_count() - 1));
-    }
-  } else if (request.peer_device_index.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel ", k.name, " runs on one device; omit peer_device_index"));
-  }
+  return device_index;
+}
 
-  // Launch geometry: the request's values, else the tuned default of this device, else the
-  // catalog's.
+// The second device of a family with a peer buffer (default: the next device), or -1; a peer
+// named for a one-device family is refused.
+absl::StatusOr<int> ResolvePeerDevice(const RunRequest& request, const KernelVariant& k,
+                                      const Backend& backend, int device_index) {
+  if (!NeedsPeerDevice(*k.family)) {
+    if (request.peer_device_index.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel ", k.name, " runs on one device; omit peer_device_index"));
+    }
+    return -1;
+  }
+  if (backend.device_count() < 2) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("kernel ", k.name, " copies between two devices; backend '", backend.name(),
+                     "' has ", backend.device_count(), " device"));
+  }
+  const int peer =
+      request.peer_device_index.value_or((device_index + 1) % backend.device_count());
+  if (peer < 0 || peer >= backend.device_count() || peer == device_index) {
+    return absl::InvalidArgumentError(absl::StrCat("peer_device_index ", peer,
+                                                   " must be another device than ", device_index,
+                                                   ", in 0..", backend.device_count() - 1));
+  }
+  return peer;
+}
+
+absl::Status CheckRequestedBlockSize(const KernelVariant& k, int block_size,
+                                     const DeviceInfo& device) {
+  if (!k.default_policy.block_size_tunable) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel ", k.name, " picks its own launch configuration; omit block_size for it"));
+  }
+  if (block_size < 32 || block_size % 32 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "block_size = ", block_size, " must be a positive multiple of the warp size 32"));
+  }
+  const int max_block = device.max_threads_per_block > 0 ? device.max_threads_per_block : 1024;
+  if (block_size > max_block) {
+    return absl::InvalidArgumentError(absl::StrCat("block_size = ", block_size,
+                                                   " exceeds the device maximum of ", max_block,
+                                                   " threads per block"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRequestedItems(const KernelVariant& k, int items_per_thread) {
+  if (ItemsPerThreadAllowed(k, items_per_thread)) return absl::OkStatus();
+  if (!ItemsPerThreadTunable(k)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel ", k.name, " fixes items_per_thread at ", k.default_policy.items_per_thread,
+        " in its code; omit items_per_thread for it"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("items_per_thread = ", items_per_thread,
+                                                 " is not allowed for ", k.name, ": use ",
+                                                 ItemsPerThreadRule(k)));
+}
+
+// Block size and items per thread: the request's values, else the tuned default of this device,
+// else the catalog's; the catalog's small-grid block size where the grid would not fill the
+// device. Sets the geometry's block size and items and the spec's block_size_source.
+absl::Status ChooseBlockAndItems(const RunRequest& request, const DeviceInfo& device,
+                                 const TunedDefaults* tuned, RunSpec* spec) {
+  const KernelVariant& k = *spec->kernel;
   const std::optional<TunedLaunch> tuned_launch =
-      tuned != nullptr && k.default_policy.block_size_tunable ? tuned->Get(device_index, k.name)
-                                                              : std::nullopt;
+      tuned != nullptr && k.default_policy.block_size_tunable
+          ? tuned->Get(spec->device_index, k.name)
+          : std::nullopt;
   int block = k.default_policy.block_size;
   int items = k.default_policy.items_per_thread;
   bool from_request = false, from_tuned = false;
   if (request.block_size != 0) {
-    if (!k.default_policy.block_size_tunable) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("kernel ", k.name,
-                       " picks its own launch configuration; omit block_size for it"));
-    }
-    if (request.block_size < 32 || request.block_size % 32 != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "block_size = ", request.block_size, " must be a positive multiple of the warp size 32"));
-    }
-    const int max_block = device.max_threads_per_block > 0 ? device.max_threads_per_block : 1024;
-    if (request.block_size > max_block) {
-      return absl::InvalidArgumentError(absl::StrCat("block_size = ", request.block_size,
-                                                     " exceeds the device maximum of ", max_block,
-                                                     " threads per block"));
-    }
+    RETURN_IF_ERROR(CheckRequestedBlockSize(k, request.block_size, device));
     block = request.block_size;
     from_request = true;
   } else if (tuned_launch.has_value()) {
@@ -139,59 +156,55 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
     from_tuned = true;
   }
   if (request.items_per_thread != 0) {
-    if (!ItemsPerThreadAllowed(k, request.items_per_thread)) {
-      if (!ItemsPerThreadTunable(k)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "kernel ", k.name, " fixes items_per_thread at ", k.default_policy.items_per_thread,
-            " in its code; omit items_per_thread for it"));
-      }
-      return absl::InvalidArgumentError(absl::StrCat("items_per_thread = ",
-                                                     request.items_per_thread, " is not allowed for ",
-                                                     k.name, ": use ", ItemsPerThreadRule(k)));
-    }
+    RETURN_IF_ERROR(CheckRequestedItems(k, request.items_per_thread));
     items = request.items_per_thread;
     from_request = true;
   } else if (tuned_launch.has_value() && tuned_launch->items_per_thread != 0) {
     items = tuned_launch->items_per_thread;
     from_tuned = true;
   }
-  spec.block_size_source = from_request && from_tuned ? "request+tuned"
-                           : from_request             ? "request"
-                           : from_tuned               ? "tuned"
-                                                      : "catalog";
-  // Blocks of `b` threads x `items` elements that cover the request: ceil(n / (b x items)).
-  const int64_t launch_items = LaunchItems(k, spec.shape);
-  const auto grid_for = [&](int b) {
-    const int64_t per_block = int64_t{b} * items;
-    return (launch_items + per_block - 1) / per_block;
-  };
+  spec->block_size_source = from_request && from_tuned ? "request+tuned"
+                            : from_request             ? "request"
+                            : from_tuned               ? "tuned"
+                                                       : "catalog";
   if (!from_request && !from_tuned && k.default_policy.small_grid_block_size > 0 &&
       device.multiprocessor_count > 0 && device.max_threads_per_multiprocessor >= block) {
     const int64_t resident_blocks =
         int64_t{device.multiprocessor_count} * (device.max_threads_per_multiprocessor / block);
-    if (grid_for(block) < kSmallGridWaves * resident_blocks) {
+    if (CoveringGrid(*spec, block, items) < kSmallGridWaves * resident_blocks) {
       block = k.default_policy.small_grid_block_size;
-      spec.block_size_source = "catalog (small grid)";
+      spec->block_size_source = "catalog (small grid)";
     }
   }
+  spec->geometry.block_size = block;
+  spec->geometry.items_per_thread = items;
+  return absl::OkStatus();
+}
+
+absl::Status CheckComputeCapability(const KernelVariant& k, const DeviceInfo& device) {
   if (k.min_compute_capability > 0 && device.compute_capability_major > 0 &&
       device.compute_capability_major * 10 + device.compute_capability_minor <
           k.min_compute_capability) {
     return absl::FailedPreconditionError(absl::StrCat(
         "kernel ", k.name, " needs compute capability ", k.min_compute_capability / 10, ".",
-        k.min_compute_capability % 10, " or newer; device ", device_index, " (", device.name,
+        k.min_compute_capability % 10, " or newer; device ", device.index, " (", device.name,
         ") is ", device.compute_capability_major, ".", device.compute_capability_minor));
   }
-  RETURN_IF_ERROR(CheckSharedMemoryFits(k, block, items, device));
-  spec.geometry.block_size = block;
-  spec.geometry.items_per_thread = items;
-  spec.geometry.dynamic_shared_bytes = static_cast<int>(DynamicSharedBytes(k, block, items));
-  spec.geometry.grid_size = grid_for(block);
+  return absl::OkStatus();
+}
+
+// The grid: enough blocks to cover the elements; for grid-stride kernels at most one resident
+// grid (every SM full of blocks once: the occupancy API where the backend has it, else the thread
+// limit), the kernel striding over the rest.
+absl::Status ChooseGrid(const Backend& backend, const DeviceInfo& device, RunSpec* spec) {
+  const KernelVariant& k = *spec->kernel;
+  const int block = spec->geometry.block_size;
+  spec->geometry.dynamic_shared_bytes =
+      static_cast<int>(DynamicSharedBytes(k, block, spec->geometry.items_per_thread));
+  spec->geometry.grid_size = CoveringGrid(*spec, block, spec->geometry.items_per_thread);
   if (k.default_policy.grid_stride && device.multiprocessor_count > 0 &&
       device.max_threads_per_multiprocessor > 0) {
-    // Resident grid: every SM full of blocks once (the occupancy API where the backend has it,
-    // else the thread limit), the kernel strides over the rest.
-    int per_sm = backend.MaxActiveBlocksPerMultiprocessor(k, spec.device_index, block);
+    int per_sm = backend.MaxActiveBlocksPerMultiprocessor(k, spec->device_index, block);
     if (per_sm <= 0) {
       per_sm = device.max_threads_per_multiprocessor / block;
       if (device.max_blocks_per_multiprocessor > 0) {
@@ -201,21 +214,24 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
     if (k.default_policy.max_resident_blocks_per_sm > 0) {
       per_sm = std::min(per_sm, k.default_policy.max_resident_blocks_per_sm);
     }
-    spec.geometry.grid_size = std::max<int64_t>(
-        1, std::min<int64_t>(spec.geometry.grid_size,
+    spec->geometry.grid_size = std::max<int64_t>(
+        1, std::min<int64_t>(spec->geometry.grid_size,
                              int64_t{device.multiprocessor_count} * std::max(1, per_sm)));
   }
   constexpr int64_t kMaxGrid = (int64_t{1} << 31) - 1;
-  if (spec.geometry.grid_size > kMaxGrid) {
+  if (spec->geometry.grid_size > kMaxGrid) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "elements = ", spec.elements, " with block_size ", block, " needs ",
-        spec.geometry.grid_size, " blocks, over the grid limit of ", kMaxGrid));
+        "elements = ", spec->elements, " with block_size ", block, " needs ",
+        spec->geometry.grid_size, " blocks, over the grid limit of ", kMaxGrid));
   }
+  return absl::OkStatus();
+}
 
-  // Measurement options: zero means default; everything bounded by the server.
+// Measurement options: zero means the server's default; everything bounded by the server.
+absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& m,
+                                                      const ServerLimits& limits) {
   const MeasurementOptions& d = limits.defaults;
-  const MeasurementOptions& m = request.measurement;
-  MeasurementOptions& r = spec.measurement;
+  MeasurementOptions r;
   r.warmup_launches = m.warmup_launches != 0 ? m.warmup_launches : d.warmup_launches;
   r.min_samples = m.min_samples != 0 ? m.min_samples : d.min_samples;
   // The default maximum respects the server's cap (a server configured with a lower
@@ -247,27 +263,79 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   RETURN_IF_ERROR(
       CheckRange("measurement.profile_runs", r.profile_runs, 0, limits.max_profile_runs));
   r.keep_samples = m.keep_samples;
+  return r;
+}
 
-  spec.cache_mode = request.cache_mode.value_or(CacheMode::kCold);
-  spec.verify = request.verify.value_or(true);
-  spec.profile = request.profile && limits.allow_profiling;
-  spec.profile_forbidden = request.profile && !limits.allow_profiling;
-  spec.force = request.force;
+// Cache mode, verification, profiling, force, the seed (fresh and random unless the request fixes
+// one, echoed in the result) and the warm-up bound.
+void ResolveRunOptions(const RunRequest& request, const ServerLimits& limits, RunSpec* spec) {
+  spec->cache_mode = request.cache_mode.value_or(CacheMode::kCold);
+  spec->verify = request.verify.value_or(true);
+  spec->profile = request.profile && limits.allow_profiling;
+  spec->profile_forbidden = request.profile && !limits.allow_profiling;
+  spec->force = request.force;
   if (request.seed.has_value()) {
-    spec.seed = *request.seed;
+    spec->seed = *request.seed;
   } else {
     std::random_device rd;
-    spec.seed = (static_cast<uint64_t>(rd()) << 32) | rd();
+    spec->seed = (static_cast<uint64_t>(rd()) << 32) | rd();
   }
+  spec->max_warmup_seconds = limits.max_warmup_seconds;
+}
 
-  spec.max_warmup_seconds = limits.max_warmup_seconds;
-
-  // Memory: every buffer of the run must fit in what the device and the host (the smaller of
-  // MemAvailable and the cgroup's limit) have free now. The engine checks again at run start.
+// Memory: every buffer of the run must fit in what the device and the host (the smaller of
+// MemAvailable and the cgroup's limit) have free now. The engine checks again at run start.
+absl::Status CheckMemoryNow(const RunSpec& spec, const Backend& backend, const DeviceInfo& device,
+                            const ServerLimits& limits) {
   const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
-  RETURN_IF_ERROR(CheckRunMemoryFits(RunMemoryOf(k, spec.shape, spec.verify), device,
-                                     DeviceIsHost(backend.kind()), host.available_bytes(),
-                                     host.Describe()));
+  return CheckRunMemoryFits(RunMemoryOf(*spec.kernel, spec.shape, spec.verify), device,
+                            DeviceIsHost(backend.kind()), host.available_bytes(),
+                            host.Describe());
+}
+
+}  // namespace
+
+int DeviceIndexOfUuid(const Backend& backend, absl::string_view uuid) {
+  for (int d = 0; d < backend.device_count(); ++d) {
+    absl::StatusOr<DeviceInfo> info = backend.Describe(d);
+    if (info.ok() && info->uuid == uuid) return d;
+  }
+  return -1;
+}
+
+absl::Status CheckSharedMemoryFits(const KernelVariant& kernel, int block_size,
+                                   int items_per_thread, const DeviceInfo& device) {
+  const int64_t needed = DynamicSharedBytes(kernel, block_size, items_per_thread);
+  const int64_t limit =
+      std::max(device.shared_memory_per_block_optin_bytes, device.shared_memory_per_block_bytes);
+  if (needed > 0 && limit > 0 && needed + kernel.static_shared_bytes > limit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "block_size ", block_size, " x items_per_thread ", items_per_thread, " needs ", needed,
+        " bytes of shared memory per block for ", kernel.name, "; device ", device.index,
+        " allows at most ", limit));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backend& backend,
+                                          const ServerLimits& limits,
+                                          const TunedDefaults* tuned) {
+  RunSpec spec;
+  ASSIGN_OR_RETURN(spec.kernel, ResolveKernel(request));
+  ASSIGN_OR_RETURN(spec.shape, ResolveRunShape(request, *spec.kernel, limits));
+  spec.elements = spec.shape.elements;
+  ASSIGN_OR_RETURN(spec.device_index, ResolveDeviceIndex(request, backend));
+  ASSIGN_OR_RETURN(const DeviceInfo device, backend.Describe(spec.device_index));
+  ASSIGN_OR_RETURN(spec.peer_device_index,
+                   ResolvePeerDevice(request, *spec.kernel, backend, spec.device_index));
+  RETURN_IF_ERROR(ChooseBlockAndItems(request, device, tuned, &spec));
+  RETURN_IF_ERROR(CheckComputeCapability(*spec.kernel, device));
+  RETURN_IF_ERROR(CheckSharedMemoryFits(*spec.kernel, spec.geometry.block_size,
+                                        spec.geometry.items_per_thread, device));
+  RETURN_IF_ERROR(ChooseGrid(backend, device, &spec));
+  ASSIGN_OR_RETURN(spec.measurement, ResolveMeasurement(request.measurement, limits));
+  ResolveRunOptions(request, limits, &spec);
+  RETURN_IF_ERROR(CheckMemoryNow(spec, backend, device, limits));
   return spec;
 }
 

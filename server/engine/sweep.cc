@@ -1,6 +1,8 @@
 #include "server/engine/sweep.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/echo.h"
@@ -76,6 +78,111 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const SweepPlan& plan, const En
     }
   }
   return items;
+}
+
+SweepRun::SweepRun(Engine* engine, std::vector<RunSpec> items, absl::Time deadline,
+                   SweepCallbacks callbacks)
+    : engine_(engine),
+      items_(std::move(items)),
+      deadline_(deadline),
+      callbacks_(std::move(callbacks)) {
+  std::map<int, size_t> chain_of_device;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    auto [it, inserted] = chain_of_device.emplace(items_[i].device_index, chains_.size());
+    if (inserted) chains_.emplace_back();
+    chains_[it->second].push_back(static_cast<int>(i));
+  }
+  next_.assign(chains_.size(), 0);
+  jobs_.resize(chains_.size());
+  done_.assign(items_.size(), false);
+  active_chains_ = static_cast<int>(chains_.size());
+}
+
+std::shared_ptr<SweepRun> SweepRun::Start(Engine* engine, std::vector<RunSpec> items,
+                                          absl::Time deadline, SweepCallbacks callbacks) {
+  std::shared_ptr<SweepRun> run(
+      new SweepRun(engine, std::move(items), deadline, std::move(callbacks)));
+  if (run->chains_.empty()) {
+    run->callbacks_.on_finished(absl::OkStatus());
+    return run;
+  }
+  for (size_t c = 0; c < run->chains_.size(); ++c) run->SubmitNext(c);
+  return run;
+}
+
+void SweepRun::Cancel() {
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    jobs = jobs_;
+  }
+  for (auto& job : jobs) {
+    if (job) job->Cancel();
+  }
+}
+
+void SweepRun::RetireLocked(std::unique_lock<std::mutex>& lock) {
+  if (--active_chains_ > 0) return;
+  const absl::Status status = status_;
+  lock.unlock();
+  callbacks_.on_finished(status);
+}
+
+void SweepRun::SubmitNext(size_t c) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (cancelled_ || next_[c] >= chains_[c].size() || !status_.ok()) {
+    if (cancelled_ && status_.ok()) status_ = absl::CancelledError("sweep cancelled");
+    RetireLocked(lock);
+    return;
+  }
+  const bool continuation = next_[c] > 0;  // this chain already had an item admitted
+  const int index = chains_[c][next_[c]++];
+  lock.unlock();
+  JobCallbacks callbacks;
+  // on_queued is called from inside Submit, before the worker can start the run.
+  callbacks.on_queued = [this, index](int position) {
+    if (callbacks_.on_queued) callbacks_.on_queued(index, position);
+  };
+  callbacks.on_start = [this, index] {
+    if (callbacks_.on_start) callbacks_.on_start(index);
+  };
+  callbacks.on_done = [self = shared_from_this(), c, index](absl::StatusOr<RunResult> result) {
+    self->OnItemDone(c, index, std::move(result));
+  };
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      engine_->Submit(items_[index], deadline_, std::move(callbacks), nullptr, continuation);
+  if (!job.ok()) {
+    if (continuation && job.status().code() == absl::StatusCode::kResourceExhausted) {
+      // An admitted sweep whose next item finds even the continuation allowance full: that
+      // item is refused visibly, the rest still get their turn.
+      OnItemDone(c, index, job.status());
+      return;
+    }
+    // The first item found the queue full, or the server is stopping: the sweep ends with it.
+    lock.lock();
+    if (status_.ok()) status_ = job.status();
+    RetireLocked(lock);
+    return;
+  }
+  bool cancel = false;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (!done_[index]) jobs_[c] = *job;  // the item may already have finished
+    cancel = cancelled_;
+  }
+  if (cancel) (*job)->Cancel();  // a cancel that came while this item was being queued
+}
+
+void SweepRun::OnItemDone(size_t c, int index, absl::StatusOr<RunResult> result) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_[c].reset();
+    done_[index] = true;
+  }
+  if (absl::Status status = RunStatus(result); !status.ok()) result = status;
+  callbacks_.on_item(index, std::move(result));
+  SubmitNext(c);
 }
 
 }  // namespace gpubench

@@ -1,15 +1,21 @@
 // Sweep: kernels x sizes x block sizes x items per thread (x devices), expanded by the engine into
-// validated RunSpecs. RunSweep RPCs and scheduled plans (--schedule_plan) both come here.
+// validated RunSpecs (RunSweep RPCs and scheduled plans both come here), and run as per-device
+// chains (SweepRun).
 #ifndef GPUBENCH_SERVER_ENGINE_SWEEP_H_
 #define GPUBENCH_SERVER_ENGINE_SWEEP_H_
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server/engine/engine.h"
+#include "server/engine/run_result.h"
 #include "server/engine/run_spec.h"
 
 namespace gpubench {
@@ -34,6 +40,53 @@ int64_t CountCombinations(std::initializer_list<int64_t> factors, int64_t limit)
 // than `max_items` items. Thread-safe.
 absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const SweepPlan& plan, const Engine& engine,
                                                  int max_items);
+
+// What a running sweep reports. Each is called on some thread, never two at once for one item.
+struct SweepCallbacks {
+  // Item `index` (0-based) is queued behind `position` runs; always before its on_start.
+  std::function<void(int index, int position)> on_queued;
+  std::function<void(int index)> on_start;
+  // Item `index` finished: its result, or its error (a failed verification is an error).
+  std::function<void(int index, absl::StatusOr<RunResult> result)> on_item;
+  // Exactly once, after the last on_item: OK, or why the sweep ended early (CANCELLED, or the
+  // queue refusing a device's first item, or the server stopping).
+  std::function<void(absl::Status status)> on_finished;
+};
+
+// Runs expanded sweep items: one chain of items per device, each chain queueing its next item
+// when the previous finishes (so other clients' runs interleave fairly), chains on different
+// devices at once. A chain's later items use the queue's continuation allowance; one that finds
+// even that full is reported as that item's error and the chain goes on. Thread-safe; the run
+// keeps itself alive until on_finished.
+class SweepRun : public std::enable_shared_from_this<SweepRun> {
+ public:
+  static std::shared_ptr<SweepRun> Start(Engine* engine, std::vector<RunSpec> items,
+                                         absl::Time deadline, SweepCallbacks callbacks);
+  // Cancels the runs in progress and queues no more; on_finished then says CANCELLED.
+  void Cancel();
+
+ private:
+  SweepRun(Engine* engine, std::vector<RunSpec> items, absl::Time deadline,
+           SweepCallbacks callbacks);
+  void SubmitNext(size_t chain);
+  void OnItemDone(size_t chain, int index, absl::StatusOr<RunResult> result);
+  // Retires `chain` (lock held); on_finished once the last chain is retired.
+  void RetireLocked(std::unique_lock<std::mutex>& lock);
+
+  Engine* const engine_;
+  const std::vector<RunSpec> items_;
+  const absl::Time deadline_;
+  const SweepCallbacks callbacks_;
+  std::vector<std::vector<int>> chains_;  // item indices per device, in plan order
+
+  std::mutex mu_;
+  std::vector<size_t> next_;                // per chain: the next position in it
+  std::vector<std::shared_ptr<Job>> jobs_;  // per chain: the job in flight
+  std::vector<bool> done_;                  // per item: finished
+  int active_chains_ = 0;
+  bool cancelled_ = false;
+  absl::Status status_;  // why the sweep ended early
+};
 
 }  // namespace gpubench
 

@@ -4,7 +4,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -87,122 +86,78 @@ class RunReactor final : public grpc::ServerUnaryReactor {
   CancellableJob job_;
 };
 
-// RunSweep: one chain of items per device; each chain submits its next item when the previous
-// finishes (so other clients' runs interleave fairly), and chains on different devices run
-// concurrently (all_devices). Streams QUEUED/RUNNING progress and each result or per-item error;
-// one write in flight at a time.
+// RunSweep: the Sweep operation (SweepRun), streamed: QUEUED/RUNNING progress and each result or
+// per-item error, one write in flight at a time.
 class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse> {
  public:
   SweepReactor(Engine* engine, grpc::CallbackServerContext* context, std::vector<RunSpec> items)
-      : engine_(engine), deadline_(DeadlineOf(context)), items_(std::move(items)) {
-    std::map<int, size_t> chain_of_device;
-    for (size_t i = 0; i < items_.size(); ++i) {
-      auto [it, inserted] = chain_of_device.emplace(items_[i].device_index, chains_.size());
-      if (inserted) chains_.emplace_back();
-      chains_[it->second].push_back(static_cast<int>(i));
-    }
-    next_.assign(chains_.size(), 0);
-    jobs_.resize(chains_.size());
-    active_chains_ = static_cast<int>(chains_.size());
-    for (size_t c = 0; c < chains_.size(); ++c) SubmitNext(c);
+      : items_(items) {
+    SweepCallbacks callbacks;
+    callbacks.on_queued = [this](int index, int position) {
+      Send(Progress(index, v1::SweepProgress::QUEUED, position));
+    };
+    callbacks.on_start = [this](int index) {
+      Send(Progress(index, v1::SweepProgress::RUNNING, 0));
+    };
+    callbacks.on_item = [this](int index, absl::StatusOr<RunResult> result) {
+      Send(ItemMessage(index, result));
+    };
+    callbacks.on_finished = [this](absl::Status status) {
+      std::unique_lock<std::mutex> lock(mu_);
+      final_status_ = ToGrpcStatus(status);
+      all_submitted_ = true;
+      MaybeWriteOrFinishLocked(lock);
+    };
+    std::shared_ptr<SweepRun> run =
+        SweepRun::Start(engine, std::move(items), DeadlineOf(context), std::move(callbacks));
+    std::lock_guard<std::mutex> lock(mu_);
+    run_ = std::move(run);
   }
 
   void OnWriteDone(bool ok) override {
     std::unique_lock<std::mutex> lock(mu_);
     writing_ = false;
     if (!ok) {
-      cancelled_ = true;
-      pending_.clear();
+      StopLocked(lock);  // the client is gone
+      lock.lock();
     }
     MaybeWriteOrFinishLocked(lock);
   }
 
   void OnCancel() override {
-    std::vector<std::shared_ptr<Job>> jobs;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cancelled_ = true;
-      pending_.clear();
-      jobs = jobs_;
-    }
-    for (auto& job : jobs) {
-      if (job) job->Cancel();
-    }
+    std::unique_lock<std::mutex> lock(mu_);
+    StopLocked(lock);
   }
 
   void OnDone() override { delete this; }
 
  private:
-  // Submits chain `c`'s next item, or retires the chain. Called by the constructor and by the
-  // chain's previous item's on_done (never concurrently for one chain).
-  void SubmitNext(size_t c) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (cancelled_ || next_[c] >= chains_[c].size() || !final_status_.ok()) {
-      if (cancelled_ && final_status_.ok()) {
-        final_status_ = grpc::Status(grpc::StatusCode::CANCELLED, "sweep cancelled");
-      }
-      if (--active_chains_ == 0) all_submitted_ = true;
-      MaybeWriteOrFinishLocked(lock);
-      return;
-    }
-    const bool continuation = next_[c] > 0;  // this chain already had an item admitted
-    const int index = chains_[c][next_[c]++];
+  // Drops what is not yet written and cancels the sweep; returns with the lock released.
+  void StopLocked(std::unique_lock<std::mutex>& lock) {
+    cancelled_ = true;
+    pending_.clear();
+    std::shared_ptr<SweepRun> run = run_;
     lock.unlock();
-    JobCallbacks callbacks;
-    // QUEUED is sent from inside Submit, before the worker can start the run: RUNNING follows it.
-    callbacks.on_queued = [this, index](int position) {
-      Send(Progress(index, v1::SweepProgress::QUEUED, position));
-    };
-    callbacks.on_start = [this, index] { Send(Progress(index, v1::SweepProgress::RUNNING, 0)); };
-    callbacks.on_done = [this, c, index](absl::StatusOr<RunResult> result) {
-      OnItemDone(c, index, std::move(result));
-    };
-    absl::StatusOr<std::shared_ptr<Job>> job =
-        engine_->Submit(items_[index], deadline_, std::move(callbacks), nullptr, continuation);
-    if (!job.ok()) {
-      if (continuation && job.status().code() == absl::StatusCode::kResourceExhausted) {
-        // An admitted sweep whose next item finds even the continuation allowance full: that
-        // item is refused visibly, the rest still get their turn.
-        OnItemDone(c, index, job.status());
-        return;
-      }
-      // The first item found the queue full, or the server is stopping: end the stream with it.
-      lock.lock();
-      if (final_status_.ok()) final_status_ = ToGrpcStatus(job.status());
-      if (--active_chains_ == 0) all_submitted_ = true;
-      MaybeWriteOrFinishLocked(lock);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> guard(mu_);
-      if (last_done_.count(index) == 0) jobs_[c] = *job;  // the item may already have finished
-    }
+    if (run) run->Cancel();
   }
 
-  void OnItemDone(size_t c, int index, absl::StatusOr<RunResult> result) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      jobs_[c].reset();
-      last_done_.insert(index);
-    }
-    absl::Status status = RunStatus(result);
+  v1::RunSweepResponse ItemMessage(int index, const absl::StatusOr<RunResult>& result) const {
     v1::RunSweepResponse message;
-    if (status.ok()) {
+    if (result.ok()) {
       ToProto(*result, message.mutable_result());
-    } else {
-      const RunSpec& spec = items_[index];
-      v1::SweepItemError* e = message.mutable_error();
-      e->set_index(index + 1);
-      e->set_kernel(std::string(spec.kernel->name));
-      e->set_elements(spec.elements);
-      e->set_block_size(spec.geometry.block_size);
-      e->set_items_per_thread(spec.geometry.items_per_thread);
-      e->set_device_index(spec.device_index);
-      e->set_code(static_cast<int>(status.code()));
-      e->set_message(std::string(status.message()));
+      return message;
     }
-    Send(std::move(message));
-    SubmitNext(c);
+    const RunSpec& spec = items_[index];
+    v1::SweepItemError* e = message.mutable_error();
+    e->set_index(index + 1);
+    e->set_kernel(std::string(spec.kernel->name));
+    e->set_elements(spec.elements);
+    e->set_block_size(spec.geometry.block_size);
+    e->set_items_per_thread(spec.geometry.items_per_thread);
+    e->set_device_index(spec.device_index);
+    e->set_code(static_cast<int>(result.status().code()));
+    e->set_message(std::string(result.status().message()));
+    return message;
   }
 
   v1::RunSweepResponse Progress(int index, v1::SweepProgress::State state, int position) const {
@@ -246,20 +201,14 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
     }
   }
 
-  Engine* engine_;
-  const absl::Time deadline_;
   const std::vector<RunSpec> items_;
-  std::vector<std::vector<int>> chains_;  // item indices per device, in request order
 
   std::mutex mu_;
-  std::vector<size_t> next_;
-  std::vector<std::shared_ptr<Job>> jobs_;  // the job in flight per chain
-  std::set<int> last_done_;
-  int active_chains_ = 0;
+  std::shared_ptr<SweepRun> run_;
   std::deque<v1::RunSweepResponse> pending_;
   v1::RunSweepResponse current_;
   bool writing_ = false;
-  bool all_submitted_ = false;
+  bool all_submitted_ = false;  // the sweep has finished: write what is left, then Finish
   bool finished_ = false;
   bool cancelled_ = false;
   grpc::Status final_status_ = grpc::Status::OK;

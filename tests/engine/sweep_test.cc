@@ -1,9 +1,18 @@
 // Sweep expansion: the plan's lists crossed in a fixed order, limits counted before building,
-// the first bad item named, and what every item shares carried to each.
+// the first bad item named, and what every item shares carried to each. SweepRun: per-device
+// chains in order, per-item errors, cancellation, a refused first item.
 #include "server/engine/sweep.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
 
 #include "engine/fake_backend.h"
 
@@ -150,6 +159,120 @@ TEST(SweepTest, EmptyPlanAndBadItemsFailAsAWholeNamingTheItem) {
   ASSERT_FALSE(items.ok());
   EXPECT_EQ(items.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(items.status().message(), HasSubstr("block_size=100"));
+}
+
+// What a SweepRun reported, in order. Thread-safe.
+struct SweepLog {
+  std::mutex mu;
+  std::vector<std::string> events;
+  std::vector<absl::StatusCode> item_codes;
+  std::promise<absl::Status> finished;
+  SweepCallbacks Callbacks() {
+    SweepCallbacks cb;
+    cb.on_queued = [this](int index, int) { Add(absl::StrCat("queued ", index)); };
+    cb.on_start = [this](int index) { Add(absl::StrCat("start ", index)); };
+    cb.on_item = [this](int index, absl::StatusOr<RunResult> result) {
+      std::lock_guard<std::mutex> lock(mu);
+      events.push_back(absl::StrCat("done ", index));
+      item_codes.push_back(result.status().code());
+    };
+    cb.on_finished = [this](absl::Status status) { finished.set_value(status); };
+    return cb;
+  }
+  void Add(std::string event) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(std::move(event));
+  }
+};
+
+TEST(SweepRunTest, EachDevicesChainRunsInOrderAndEveryItemIsReported) {
+  auto engine = MakeEngine(2);
+  SweepPlan plan = TwoByTwo();
+  plan.all_devices = true;
+  std::vector<RunSpec> items = *ExpandSweep(plan, *engine, 100);
+  SweepLog log;
+  std::shared_ptr<SweepRun> run =
+      SweepRun::Start(engine.get(), items, absl::InfiniteFuture(), log.Callbacks());
+  EXPECT_TRUE(log.finished.get_future().get().ok());
+  std::lock_guard<std::mutex> lock(log.mu);
+  ASSERT_EQ(log.item_codes.size(), 8u);
+  for (absl::StatusCode code : log.item_codes) EXPECT_EQ(code, absl::StatusCode::kOk);
+  // Within a device's chain: queued, started and done one item after another.
+  for (int device = 0; device < 2; ++device) {
+    std::vector<std::string> chain;
+    for (const std::string& e : log.events) {
+      const int index = std::stoi(e.substr(e.find(' ') + 1));
+      if (items[index].device_index == device) chain.push_back(e);
+    }
+    const int first = device * 4;
+    std::vector<std::string> expected;
+    for (int i = first; i < first + 4; ++i) {
+      expected.push_back(absl::StrCat("queued ", i));
+      expected.push_back(absl::StrCat("start ", i));
+      expected.push_back(absl::StrCat("done ", i));
+    }
+    EXPECT_EQ(chain, expected);
+  }
+}
+
+TEST(SweepRunTest, AFailedVerificationIsThatItemsErrorAndTheRestRun) {
+  testing::FakeScript script;
+  script.corrupt_output = true;
+  auto engine = std::make_unique<Engine>(std::make_unique<testing::FakeBackend>(script),
+                                         ServerLimits{});
+  SweepLog log;
+  std::shared_ptr<SweepRun> run = SweepRun::Start(
+      engine.get(), *ExpandSweep(TwoByTwo(), *engine, 100), absl::InfiniteFuture(),
+      log.Callbacks());
+  EXPECT_TRUE(log.finished.get_future().get().ok());
+  std::lock_guard<std::mutex> lock(log.mu);
+  ASSERT_EQ(log.item_codes.size(), 4u);
+  for (absl::StatusCode code : log.item_codes) EXPECT_EQ(code, absl::StatusCode::kInternal);
+}
+
+TEST(SweepRunTest, CancelStopsTheChainAndEndsCancelled) {
+  std::atomic<bool> release{false};
+  testing::FakeScript script;
+  script.release = &release;
+  auto engine = std::make_unique<Engine>(std::make_unique<testing::FakeBackend>(script),
+                                         ServerLimits{});
+  SweepLog log;
+  std::shared_ptr<SweepRun> run = SweepRun::Start(
+      engine.get(), *ExpandSweep(TwoByTwo(), *engine, 100), absl::InfiniteFuture(),
+      log.Callbacks());
+  run->Cancel();
+  release = true;
+  absl::Status finished = log.finished.get_future().get();
+  EXPECT_EQ(finished.code(), absl::StatusCode::kCancelled);
+  std::lock_guard<std::mutex> lock(log.mu);
+  EXPECT_LE(log.item_codes.size(), 1u);  // the item in flight at most
+}
+
+TEST(SweepRunTest, AFirstItemTheQueueRefusesEndsTheSweepWithThatError) {
+  std::atomic<bool> release{false};
+  testing::FakeScript script;
+  script.release = &release;
+  ServerLimits limits;
+  limits.queue_capacity = 1;
+  auto engine = std::make_unique<Engine>(std::make_unique<testing::FakeBackend>(script), limits);
+  // Fill the queue: one run holding the worker, one waiting.
+  std::vector<RunSpec> fillers = *ExpandSweep(TwoByTwo(), *engine, 100);
+  std::vector<std::promise<absl::StatusOr<RunResult>>> done(2);
+  std::atomic<bool> started{false};
+  for (int i = 0; i < 2; ++i) {
+    JobCallbacks cb;
+    cb.on_start = [&started] { started = true; };
+    cb.on_done = [&done, i](absl::StatusOr<RunResult> r) { done[i].set_value(std::move(r)); };
+    ASSERT_TRUE(engine->Submit(fillers[i], absl::InfiniteFuture(), cb, nullptr).ok());
+    while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  SweepLog log;
+  std::shared_ptr<SweepRun> run =
+      SweepRun::Start(engine.get(), fillers, absl::InfiniteFuture(), log.Callbacks());
+  absl::Status finished = log.finished.get_future().get();
+  EXPECT_EQ(finished.code(), absl::StatusCode::kResourceExhausted);
+  release = true;
+  for (auto& d : done) EXPECT_TRUE(d.get_future().get().ok());
 }
 
 }  // namespace
