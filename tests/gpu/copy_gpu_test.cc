@@ -10,6 +10,7 @@
 #include "kernels/nvml.h"
 #include "kernels/nvml_backend.h"
 #include "server/engine/measurement.h"
+#include "server/engine/resolve.h"
 #include "server/engine/nvml_monitor.h"
 #include "server/engine/run_spec.h"
 

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/cuda_backend.h"
 #include "server/engine/measurement.h"
+#include "server/engine/resolve.h"
 
 namespace gpubench {
 

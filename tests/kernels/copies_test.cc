@@ -12,6 +12,7 @@
 #include "kernels/nvml_backend.h"
 #include "kernels/pcie.h"
 #include "server/engine/measurement.h"
+#include "server/engine/resolve.h"
 #include "server/engine/run_spec.h"
 
 namespace gpubench {
