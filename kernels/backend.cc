@@ -20,6 +20,9 @@ class DescribeAmendingBackend final : public Backend {
     if (info.ok()) amend_(*info);
     return info;
   }
+  absl::Status CheckLaunchSize(const KernelVariant& variant, const RunShape& shape) const override {
+    return inner_->CheckLaunchSize(variant, shape);
+  }
   int MaxActiveBlocksPerMultiprocessor(const KernelVariant& variant, int device,
                                        int block_size) const override {
     return inner_->MaxActiveBlocksPerMultiprocessor(variant, device, block_size);

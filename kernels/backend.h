@@ -209,6 +209,13 @@ class Backend {
     return 0;
   }
 
+  // OK when this backend can run one launch of `variant` at `shape`; RESOURCE_EXHAUSTED naming the
+  // limit otherwise (the CPU emulation caps the operations per launch). Checked when a request is
+  // resolved, before any input is generated, and again by Open. Thread-safe.
+  virtual absl::Status CheckLaunchSize(const KernelVariant& variant, const RunShape& shape) const {
+    return absl::OkStatus();
+  }
+
   // Allocates and fills the buffers of a run of `variant` at `data.shape` (each where its
   // family's declaration places it) and runs the variant's setup function. RESOURCE_EXHAUSTED
   // when the buffers cannot fit. Call from the device's worker thread only.

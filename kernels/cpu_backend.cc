@@ -10,6 +10,7 @@
 #include <openssl/sha.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "absl/strings/str_format.h"
 #include "common/parallel.h"
 #include "kernels/host_info.h"
@@ -225,6 +226,17 @@ class CpuBackend final : public Backend {
     return info;
   }
 
+  absl::Status CheckLaunchSize(const KernelVariant& variant, const RunShape& shape) const override {
+    if (const int64_t operations = OperationsOf(variant, shape);
+        operations > options_.max_operations_per_launch) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          variant.name, " does ", operations, " ", variant.family->operation_unit,
+          " per launch at this size; the cpu backend (an emulation for tests) runs at most ",
+          options_.max_operations_per_launch, " per launch: use a GPU or a smaller size"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
                                                 const LaunchGeometry& geometry,
                                                 const HostData& data) override {
@@ -238,13 +250,7 @@ class CpuBackend final : public Backend {
           variant.name, " needs a second (peer) device; the cpu backend has ", device_count(),
           " device(s) (--cpu_devices) and the peer is ", data.peer_device));
     }
-    if (const int64_t operations = OperationsOf(variant, data.shape);
-        operations > options_.max_operations_per_launch) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          variant.name, " does ", operations, " ", variant.family->operation_unit,
-          " per launch at this size; the cpu backend (an emulation for tests) runs at most ",
-          options_.max_operations_per_launch, " per launch: use a GPU or a smaller size"));
-    }
+    RETURN_IF_ERROR(CheckLaunchSize(variant, data.shape));
     const HostInfo host = ReadHostInfo();
     // Twice the last-level cache, at least 8 MiB, evicts the run's data between cold samples.
     const int64_t llc = std::max({host.l3_cache_bytes, host.l2_cache_bytes, int64_t{4} << 20});

@@ -287,6 +287,9 @@ void ResolveRunOptions(const RunRequest& request, const ServerLimits& limits, Ru
 // MemAvailable and the cgroup's limit) have free now. The engine checks again at run start.
 absl::Status CheckMemoryNow(const RunSpec& spec, const Backend& backend, const DeviceInfo& device,
                             const ServerLimits& limits) {
+  // Before any input is generated: a launch the backend refuses (the CPU emulation's operations
+  // cap) must fail now, not after gigabytes of inputs were made for it.
+  RETURN_IF_ERROR(backend.CheckLaunchSize(*spec.kernel, spec.shape));
   const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
   return CheckRunMemoryFits(RunMemoryOf(*spec.kernel, spec.shape, spec.verify), device,
                             DeviceIsHost(backend.kind()), host.available_bytes(),
