@@ -70,9 +70,20 @@ int main(int argc, char** argv) {
   void *a, *b, *c, *flush;
   int l2 = 0;
   CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  CHECK_CUDA(cudaMalloc(&a, bytes));
-  CHECK_CUDA(cudaMalloc(&b, bytes));
-  CHECK_CUDA(cudaMalloc(&c, bytes));
+  // EVENT_TIMER_ALLOC_BYTES: allocate each operand this large (at least its bytes), as
+  // bench/l2_probe does by default; the server allocates exactly the operand's bytes (issue #19:
+  // does the buffers' placement explain the probe's 16Mi hot lead?).
+  const size_t alloc_bytes =
+      std::max(bytes, static_cast<size_t>(std::max(0LL, std::atoll(
+                          std::getenv("EVENT_TIMER_ALLOC_BYTES") ? std::getenv("EVENT_TIMER_ALLOC_BYTES") : "0"))));
+  // EVENT_TIMER_PAD_BYTES: this many bytes more per operand (the server's placement pad).
+  const size_t pad_bytes = static_cast<size_t>(EnvInt("EVENT_TIMER_PAD_BYTES", 0));
+  CHECK_CUDA(cudaMalloc(&a, alloc_bytes + pad_bytes));
+  CHECK_CUDA(cudaMalloc(&b, alloc_bytes + pad_bytes));
+  CHECK_CUDA(cudaMalloc(&c, alloc_bytes + pad_bytes));
+  std::fprintf(stderr, "buffers a=%p b=%p c=%p (b-a=%lld c-b=%lld bytes)\n", a, b, c,
+               static_cast<long long>(static_cast<char*>(b) - static_cast<char*>(a)),
+               static_cast<long long>(static_cast<char*>(c) - static_cast<char*>(b)));
   const size_t flush_bytes = 2 * static_cast<size_t>(l2) / 16 * 16;
   CHECK_CUDA(cudaMalloc(&flush, flush_bytes + 16));
   CHECK_CUDA(cudaMemset(flush, 0, flush_bytes + 16));
@@ -100,8 +111,9 @@ int main(int argc, char** argv) {
   buffers.n = n;
   buffers.shape.elements = n;
   gpubench::LaunchGeometry g;
-  g.block_size = k.default_policy.block_size;
-  g.items_per_thread = k.default_policy.items_per_thread;
+  // EVENT_TIMER_BLOCK_SIZE / EVENT_TIMER_ITEMS override the catalog's default launch policy.
+  g.block_size = EnvInt("EVENT_TIMER_BLOCK_SIZE", k.default_policy.block_size);
+  g.items_per_thread = EnvInt("EVENT_TIMER_ITEMS", k.default_policy.items_per_thread);
   g.dynamic_shared_bytes =
       static_cast<int>(gpubench::DynamicSharedBytes(k, g.block_size, g.items_per_thread));
   g.grid_size = (n + int64_t{g.block_size} * g.items_per_thread - 1) /

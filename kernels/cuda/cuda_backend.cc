@@ -45,6 +45,16 @@ struct DeviceFree {
 };
 using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 
+// Device buffers of 1 MiB or more get kPlacementPadBytes of unused space after them, so that the
+// run's buffers do not sit exactly one buffer size apart. H200, 2026-11-30 (bench/event_timer,
+// EVENT_TIMER_PAD_BYTES; bench/results/2026-11-30-h200-add-round3.md): 16Mi fp16/bf16 add_*_l2keep
+// hot took 24.55/24.67 us with the three 32 MiB buffers 32 MiB apart (cudaMalloc of the exact
+// size) and 24.15-24.44/24.24-24.35 us with any pad of 2-34 MiB (64 or 96 MiB apart), 1-1.7%
+// faster; 256Mi and f32 16Mi did not move (within 0.2%). Not counted by RunMemoryOf: a run that
+// fits but for the pad gets RESOURCE_EXHAUSTED from the allocation, as any failed cudaMalloc.
+constexpr size_t kPlacementPadBytes = size_t{2} << 20;
+constexpr size_t kPlacementPadMinBytes = size_t{1} << 20;
+
 // One buffer of a run, where its family's declaration places it. Frees itself.
 class PlacedBuffer {
  public:
@@ -64,7 +74,9 @@ class PlacedBuffer {
       case Placement::kDevice:
       case Placement::kPeerDevice:
         e = cudaSetDevice(device);
-        if (e == cudaSuccess) e = cudaMalloc(&data_, size);
+        if (e == cudaSuccess) {
+          e = cudaMalloc(&data_, size >= kPlacementPadMinBytes ? size + kPlacementPadBytes : size);
+        }
         owner_ = device;
         break;
       case Placement::kHostPinned:
