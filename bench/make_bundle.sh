@@ -12,8 +12,8 @@ rm -rf .bundle && mkdir -p .bundle/bin .bundle/lib
 for b in ${BINS:-gpubench_server gpubench event_timer pchase tests/gpu_test tests/engine_test tests/kernels_test}; do
   cp "$build/$b" .bundle/bin/
 done
-# Device tests of the newer families, where the build has them.
-for b in tests/copy_gpu_test; do
+# Device tests of the newer families and the gemm probe (CUDA builds), where the build has them.
+for b in tests/copy_gpu_test gemm_lt_probe; do
   if [[ -e $build/$b ]]; then cp "$build/$b" .bundle/bin/; fi
 done
 for b in .bundle/bin/*; do

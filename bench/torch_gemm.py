@@ -2,22 +2,33 @@
 
 The GEMM is gpubench's: D (M x N) = A (M x K, row-major) . B^T, B stored N x K row-major (the
 "TN" layout of nn.Linear and the layout torch._scaled_mm requires: its second operand is
-column-major), alpha 1, beta 0, FLOPs = 2 M N K per launch.
+column-major), alpha 1, beta 0, FLOPs = 2 M N K per launch. Inputs uniform in [-1, 1) like
+gpubench's (data values change tensor-core power, so the distribution must match).
   f16, bf16: torch.matmul(a, b.t()) in that dtype (f32 accumulation, output in the dtype)
   tf32:      torch.matmul on float32 with torch.backends.cuda.matmul.allow_tf32 = True
   f8e4m3:    torch._scaled_mm(a, b.t(), scale_a, scale_b, out_dtype=torch.bfloat16) with e4m3
              inputs quantized over [-8, 8) and per-tensor scales 1/8 (as gpubench), fast
              accumulation off (its default, and gpubench's)
-hot: like gpubench, the stream is first held by a spinning kernel (torch.cuda._sleep) while
-Python queues the start event, BATCH back-to-back launches and the stop event, so no Python launch
-latency lands inside the timed window; per-launch time = window / BATCH; the median of SAMPLES
-windows is reported. One warm-up second per case first (clocks and power settle, cuBLAS loads its
-kernels).
-Prints CSV: impl,precision,m,n,k,mode,samples,batch,median_seconds,flops_per_second
+
+Discipline (gpubench's hot mode, server/engine/measurement.cc): warm-up launches, then the batch
+size that makes one sample about 2 ms (ceil(2 ms / one launch), at most 256: gpubench's
+kHotBatchTargetSeconds), then samples back to back until --seconds of timed device time (gpubench's
+run reports this as measurement.measuredSeconds; run_device_gemm.sh passes it). Each sample: the
+stream held by a spinning kernel (torch.cuda._sleep) while Python queues the start event, BATCH
+launches and the stop event — as gpubench's blocking kernel holds it until the host has queued
+them; the spin lasts 1.5 x the previous sample's queuing time + 20 us, so no launch latency lands
+inside the window and the GPU idles about as little as under gpubench; per-launch time = window /
+BATCH; the median is reported. The SM clock is read through NVML after every sample (min, median,
+max reported). --batch N fixes the batch (gpubench's measurement.hotBatchSize).
+Prints CSV: impl,precision,m,n,k,mode,samples,batch,median_seconds,flops_per_second,
+measured_seconds,clock_min_mhz,clock_median_mhz,clock_max_mhz,kernel,started_unix,finished_unix
 
     python3 bench/torch_gemm.py [--sizes 4096,8192] [--precisions f16,bf16,tf32,f8e4m3]
+        [--seconds S[,S...]] [--batch N[,N...]] [--kernel_names] [--no_header]
 """
 import argparse
+import ctypes
+import math
 import statistics
 import sys
 import time
@@ -25,10 +36,38 @@ import time
 import torch
 
 HOLD_CYCLES_PER_SECOND = 2.0e9  # set from the device's clock in main()
+HOT_BATCH_TARGET_SECONDS = 2e-3  # gpubench's kHotBatchTargetSeconds
+MAX_HOT_BATCH = 256  # gpubench's kMaxHotBatch
+HOLD_SECONDS = 20e-6  # gpubench's kClockWindowNs
+
+
+class Nvml:
+    """The SM clock of one GPU through libnvidia-ml (ctypes; absent library: no readings)."""
+
+    def __init__(self, index):
+        self.handle = None
+        try:
+            self.lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if self.lib.nvmlInit_v2() != 0:
+                return
+            handle = ctypes.c_void_p()
+            if self.lib.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(handle)) == 0:
+                self.handle = handle
+        except OSError:
+            pass
+
+    def sm_clock_mhz(self):
+        if self.handle is None:
+            return None
+        mhz = ctypes.c_uint()
+        # NVML_CLOCK_SM = 1
+        if self.lib.nvmlDeviceGetClockInfo(self.handle, 1, ctypes.byref(mhz)) != 0:
+            return None
+        return mhz.value
 
 
 def hold_stream(seconds):
-    torch.cuda._sleep(int(seconds * HOLD_CYCLES_PER_SECOND))
+    torch.cuda._sleep(max(1, int(seconds * HOLD_CYCLES_PER_SECOND)))
 
 
 def make_inputs(precision, m, n, k, seed):
@@ -69,27 +108,75 @@ def check(precision, a, b, scale, out):
         raise AssertionError(f"torch {precision} result off by {err} (> {tol})")
 
 
-def time_hot(fn, batch, samples):
+def time_window(fn, batch, start, stop, hold_seconds):
+    """(device seconds of `batch` launches between two events, host seconds spent queuing them).
+
+    The stream is first held by a spinning kernel for `hold_seconds`, which must outlast Python's
+    queuing of the start event and the launches (else launch latency lands inside the window)."""
+    hold_stream(hold_seconds)
+    queued = time.perf_counter()
+    start.record()
+    for _ in range(batch):
+        fn()
+    stop.record()
+    queued = time.perf_counter() - queued
+    stop.synchronize()
+    return start.elapsed_time(stop) * 1e-3, queued
+
+
+def kernel_names(fn):
+    """The CUDA kernels one call launches, through torch.profiler (names only)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = []
+    for e in prof.events():
+        if getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
+            if e.name not in names:
+                names.append(e.name)
+    return " | ".join(names)
+
+
+def measure(fn, seconds, batch, nvml):
+    """gpubench's hot discipline: returns (median per-launch s, samples, batch, measured s, clocks).
+
+    gpubench's blocking kernel holds the stream until the host has queued the batch; here the
+    spin lasts 1.5 x the previous sample's queuing time + HOLD_SECONDS, for the same effect."""
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(samples):
-        hold_stream(0.003)
-        start.record()
-        for _ in range(batch):
-            fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1e-3 / batch)
-    return statistics.median(times)
+    for _ in range(3):  # gpubench's default warmup_launches
+        fn()
+    torch.cuda.synchronize()
+    hold = 1e-3
+    if batch <= 0:
+        one, queued = time_window(fn, 1, start, stop, hold)
+        batch = int(min(max(math.ceil(HOT_BATCH_TARGET_SECONDS / max(one, 1e-9)), 1), MAX_HOT_BATCH))
+    times, clocks = [], []
+    measured = 0.0
+    while measured < seconds or len(times) < 10:
+        window, queued = time_window(fn, batch, start, stop, hold)
+        hold = 1.5 * queued + HOLD_SECONDS
+        measured += window
+        times.append(window / batch)
+        clock = nvml.sm_clock_mhz()
+        if clock is not None:
+            clocks.append(clock)
+    return statistics.median(times), len(times), batch, measured, clocks
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="4096,8192")
     parser.add_argument("--precisions", default="f16,bf16,tf32,f8e4m3")
-    parser.add_argument("--samples", type=int, default=15)
-    parser.add_argument("--warmup_seconds", type=float, default=1.0)
+    parser.add_argument("--seconds", default="2.0",
+                        help="timed device seconds per case (gpubench's measuredSeconds); one "
+                             "value, or one per size")
+    parser.add_argument("--batch", default="0",
+                        help="launches per sample (0: ~2 ms, as gpubench); one value, or one per "
+                             "size")
+    parser.add_argument("--kernel_names", action="store_true", help="name the launched kernels")
+    parser.add_argument("--no_header", action="store_true")
     args = parser.parse_args()
     global HOLD_CYCLES_PER_SECOND
     props = torch.cuda.get_device_properties(0)
@@ -97,9 +184,21 @@ def main():
     if clock_khz:
         HOLD_CYCLES_PER_SECOND = clock_khz * 1e3
     torch.backends.cuda.matmul.allow_tf32 = True
-    print("impl,precision,m,n,k,mode,samples,batch,median_seconds,flops_per_second", flush=True)
+    nvml = Nvml(torch.cuda.current_device())
+    if not args.no_header:
+        print("impl,precision,m,n,k,mode,samples,batch,median_seconds,flops_per_second,"
+              "measured_seconds,clock_min_mhz,clock_median_mhz,clock_max_mhz,kernel,"
+              "started_unix,finished_unix", flush=True)
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    def per_size(text, convert):
+        values = [convert(v) for v in text.split(",")]
+        return values if len(values) == len(sizes) else [values[0]] * len(sizes)
+
+    seconds_of = dict(zip(sizes, per_size(args.seconds, float)))
+    batch_of = dict(zip(sizes, per_size(args.batch, int)))
     for precision in args.precisions.split(","):
-        for size in (int(s) for s in args.sizes.split(",")):
+        for size in sizes:
             m = n = k = size
             try:
                 a, b, scale = make_inputs(precision, m, n, k, seed=size)
@@ -107,17 +206,17 @@ def main():
                 out = fn()
                 torch.cuda.synchronize()
                 check(precision, a, b, scale, out)
-                deadline = time.time() + args.warmup_seconds
-                while time.time() < deadline:
-                    for _ in range(10):
-                        fn()
-                    torch.cuda.synchronize()
-                # About 2-20 ms per window: 20 launches at 4096^3, 5 at 8192^3.
-                batch = 20 if size <= 4096 else 5
-                t = time_hot(fn, batch, args.samples)
+                names = kernel_names(fn) if args.kernel_names else ""
+                started = time.time()
+                t, samples, batch, measured, clocks = measure(fn, seconds_of[size], batch_of[size],
+                                                             nvml)
+                finished = time.time()
                 impl = "torch._scaled_mm" if precision == "f8e4m3" else "torch.matmul"
-                print(f"{impl},{precision},{m},{n},{k},hot,{args.samples},{batch},{t:.9g},"
-                      f"{2.0 * m * n * k / t:.6g}", flush=True)
+                c = (f"{min(clocks)},{statistics.median(clocks):.0f},{max(clocks)}" if clocks
+                     else ",,")
+                print(f"{impl},{precision},{m},{n},{k},hot,{samples},{batch},{t:.9g},"
+                      f"{2.0 * m * n * k / t:.6g},{measured:.3f},{c},\"{names}\","
+                      f"{started:.3f},{finished:.3f}", flush=True)
                 del a, b, out
                 torch.cuda.empty_cache()
             except Exception as e:  # one failing case must not hide the others

@@ -411,11 +411,16 @@ class CudaSession final : public Session {
   absl::Status Launch() {
     const auto error = static_cast<cudaError_t>(variant_.cuda(buffers_, geometry_, stream_, nullptr));
     if (error != cudaSuccess) {
-      return CudaErrorStatus(
-          error, absl::StrCat("launch of ", variant_.name, " (grid ", geometry_.grid_size,
-                              ", block ", geometry_.block_size, ") on device ", device_,
-                              " failed: ", cudaGetErrorName(error), " (",
-                              cudaGetErrorString(error), ")"));
+      const std::string what =
+          absl::StrCat("launch of ", variant_.name, " (grid ", geometry_.grid_size, ", block ",
+                       geometry_.block_size, ") on device ", device_, " failed: ",
+                       cudaGetErrorName(error), " (", cudaGetErrorString(error), ")");
+      // A library's refusal of the launch (cuBLASLt's CUBLAS_STATUS_NOT_SUPPORTED): not sticky.
+      if (error == cudaErrorNotSupported) {
+        cudaGetLastError();
+        return absl::FailedPreconditionError(absl::StrCat(what, "; ", launch_report_));
+      }
+      return CudaErrorStatus(error, what);
     }
     return absl::OkStatus();
   }

@@ -1,6 +1,7 @@
 #include "kernels/cuda/gemm_lt.h"
 
 #include <cublasLt.h>
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -8,9 +9,11 @@
 #include <iterator>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "kernels/gemm_autotune.h"
 
 namespace gpubench::cuda {
 namespace {
@@ -156,10 +159,24 @@ std::string GemmAlgorithm::Describe() const {
   absl::StrAppendFormat(&s, ", swizzle %d, custom option %d, inner shape %d, cluster %s",
                         cta_swizzling, custom_option, inner_shape_id,
                         EnumName(kClusterShapeNames, static_cast<unsigned>(cluster_shape_id)));
-  absl::StrAppendFormat(&s, ", workspace %d bytes, %.2f waves (heuristic's first of %d%s)",
-                        workspace_bytes, waves_count, candidates,
+  absl::StrAppendFormat(&s, ", workspace %d bytes, %.2f waves; the heuristic's #%d of %d%s",
+                        workspace_bytes, waves_count, rank, candidates,
                         avoided_output_type_reduction
-                            ? " without split-K reductions in the output type" : "");
+                            ? " (without split-K reductions in the output type)" : "");
+  if (timed == 0) {
+    absl::StrAppend(&s, ", not timed");
+    return s;
+  }
+  absl::StrAppendFormat(&s, ", fastest of %d timed at setup (%d trials of %d launches", timed,
+                        trial_rounds, trial_batch);
+  if (refused > 0) absl::StrAppendFormat(&s, "; %d refused by cuBLASLt", refused);
+  absl::StrAppendFormat(&s, "): %.4g ms", trial_seconds * 1e3);
+  if (rank != 0) {
+    absl::StrAppend(&s, first_trial_seconds > 0
+                            ? absl::StrFormat(" vs %.4g ms for the heuristic's first",
+                                              first_trial_seconds * 1e3)
+                            : std::string(" (the heuristic's first was refused)"));
+  }
   return s;
 }
 
@@ -168,10 +185,8 @@ struct GemmPlan::Descriptors {
   cublasLtHandle_t handle = nullptr;
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  // Per-tensor scale pointers last set on `op` (fp8): set again only when they change.
-  mutable const float* scale_a = nullptr;
-  mutable const float* scale_b = nullptr;
+  // The heuristic's candidates, in its order.
+  std::vector<cublasLtMatmulHeuristicResult_t> candidates;
 
   ~Descriptors() {
     if (a != nullptr) api->layout_destroy(a);
@@ -190,11 +205,57 @@ GemmPlan::GemmPlan(const CublasLt& lt, GemmPrecision precision, const GemmShape&
 
 GemmPlan::~GemmPlan() = default;
 
+namespace {
+
+// What cublasLtMatmulAlgoConfigGetAttribute says about one heuristic result.
+GemmAlgorithm DescribeResult(const CublasLt::Api& api, const cublasLtMatmulHeuristicResult_t& r) {
+  GemmAlgorithm g;
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attribute, auto* value) {
+    size_t written = 0;
+    api.config_get(&r.algo, attribute, value, sizeof(*value), &written);
+  };
+  int32_t id = 0;
+  uint32_t tile = 0, split = 1, reduction = 0, swizzle = 0, custom = 0, stages = 0;
+  uint16_t inner = 0, cluster = 0;
+  get(CUBLASLT_ALGO_CONFIG_ID, &id);
+  get(CUBLASLT_ALGO_CONFIG_TILE_ID, &tile);
+  get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split);
+  get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &reduction);
+  get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swizzle);
+  get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom);
+  get(CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages);
+  get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner);
+  get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster);
+  g.algo_id = id;
+  g.tile_id = static_cast<int>(tile);
+  g.tile = EnumName(kTileNames, tile);
+  g.stages_id = static_cast<int>(stages);
+  g.stages = EnumName(kStagesNames, stages);
+  // cuBLASLt reports a split count it picks per launch as -1 (all bits set in a uint32).
+  g.split_k = split == UINT32_MAX ? -1 : std::max<int>(1, static_cast<int>(split));
+  const bool splits = g.split_k != 1;
+  g.reduction_scheme = splits ? static_cast<int>(reduction) : 0;
+  g.reduction_in_output_type = splits && (reduction == CUBLASLT_REDUCTION_SCHEME_INPLACE ||
+                                          reduction == CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
+  g.cta_swizzling = static_cast<int>(swizzle);
+  g.custom_option = static_cast<int>(custom);
+  g.inner_shape_id = inner;
+  g.cluster_shape_id = cluster;
+  g.workspace_bytes = static_cast<int64_t>(r.workspaceSize);
+  g.waves_count = r.wavesCount;
+  return g;
+}
+
+bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<GemmPlan>> GemmPlan::Create(const CublasLt& lt,
                                                            GemmPrecision precision,
                                                            const GemmShape& shape,
                                                            absl::string_view device_name, int cc,
-                                                           int64_t max_workspace_bytes) {
+                                                           int64_t max_workspace_bytes,
+                                                           GemmScales scales) {
   const GemmPrecisionInfo& info = GemmInfo(precision);
   if (cc < info.min_compute_capability) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -205,6 +266,12 @@ absl::StatusOr<std::unique_ptr<GemmPlan>> GemmPlan::Create(const CublasLt& lt,
   if (shape.m < 1 || shape.n < 1 || shape.k < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("GEMM dimensions must be positive: ", GemmShapeString(shape)));
+  }
+  const bool fp8 = precision == GemmPrecision::kF8E4M3;
+  if (fp8 && (scales.a == nullptr || scales.b == nullptr || !Aligned16(scales.a) ||
+              !Aligned16(scales.b))) {
+    return absl::InvalidArgumentError(
+        "fp8 GEMM needs device scales for A and B, each 16-byte aligned");
   }
   std::unique_ptr<GemmPlan> plan(new GemmPlan(lt, precision, shape));
   const CublasLt::Api& api = lt.api();
@@ -220,10 +287,13 @@ absl::StatusOr<std::unique_ptr<GemmPlan>> GemmPlan::Create(const CublasLt& lt,
   const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
   api.desc_set(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a));
   api.desc_set(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b));
-  if (precision == GemmPrecision::kF8E4M3) {
+  if (fp8) {
     const int8_t fast_accumulation = 0;  // promote partial sums to f32 (torch._scaled_mm default)
     api.desc_set(d.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulation,
                  sizeof(fast_accumulation));
+    // Before the heuristic, as NVIDIA's LtFp8Matmul sample and torch._scaled_mm set them.
+    api.desc_set(d.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scales.a, sizeof(scales.a));
+    api.desc_set(d.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scales.b, sizeof(scales.b));
   }
   // Column-major: A is K x M (ld K) used transposed, B is K x N (ld K), C and D are M x N (ld M).
   for (auto [layout, type, rows, columns, ld, name] :
@@ -244,102 +314,63 @@ absl::StatusOr<std::unique_ptr<GemmPlan>> GemmPlan::Create(const CublasLt& lt,
   }
   const uint64_t workspace = u64(max_workspace_bytes);
   api.pref_set(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
-  cublasLtMatmulHeuristicResult_t results[8] = {};
-  int returned = 0;
-  cublasStatus_t hs = api.heuristic(d.handle, d.op, d.a, d.b, d.c, d.d, preference,
-                                    static_cast<int>(std::size(results)), results, &returned);
-  // A split-K algorithm that reduces its partial sums in a narrow output type (f16, bf16) rounds
-  // each partial: outside the error bound gpubench verifies with (kernels/gemm.h). Ask again
-  // without those schemes; the square sizes of interest never split K.
-  bool avoided_output_type_reduction = false;
-  auto reduces_in_output_type = [&](const cublasLtMatmulAlgo_t& algo) {
-    uint32_t split = 1, scheme = 0;
-    size_t written = 0;
-    api.config_get(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof(split), &written);
-    api.config_get(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof(scheme), &written);
-    return split > 1 && (scheme == CUBLASLT_REDUCTION_SCHEME_INPLACE ||
-                         scheme == CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
+  auto ask = [&](std::vector<cublasLtMatmulHeuristicResult_t>* out) {
+    out->assign(kGemmHeuristicCandidates, {});
+    int returned = 0;
+    const cublasStatus_t hs = api.heuristic(d.handle, d.op, d.a, d.b, d.c, d.d, preference,
+                                            kGemmHeuristicCandidates, out->data(), &returned);
+    out->resize(hs == CUBLAS_STATUS_SUCCESS ? static_cast<size_t>(std::max(returned, 0)) : 0);
+    std::erase_if(*out, [](const auto& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
+    return hs;
   };
-  if (hs == CUBLAS_STATUS_SUCCESS && returned > 0 && info.output_unit > 0 &&
-      reduces_in_output_type(results[0].algo)) {
+  std::vector<cublasLtMatmulHeuristicResult_t> results;
+  const cublasStatus_t hs = ask(&results);
+  // A split-K algorithm that reduces its partial sums in a narrow output type (f16, bf16) rounds
+  // each partial: outside the error bound gpubench verifies with (kernels/gemm.h). Drop those
+  // candidates; when none is left, ask again without those schemes. The square sizes of interest
+  // never split K.
+  const size_t offered = results.size();
+  std::erase_if(results, [&](const auto& r) {
+    return DescribeResult(api, r).reduction_in_output_type;
+  });
+  bool avoided_output_type_reduction = results.size() < offered;
+  if (results.empty() && offered > 0) {
     const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     api.pref_set(preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask));
-    cublasLtMatmulHeuristicResult_t again[8] = {};
-    int returned_again = 0;
-    if (api.heuristic(d.handle, d.op, d.a, d.b, d.c, d.d, preference,
-                      static_cast<int>(std::size(again)), again, &returned_again) ==
-            CUBLAS_STATUS_SUCCESS &&
-        returned_again > 0 && again[0].state == CUBLAS_STATUS_SUCCESS) {
-      std::copy(std::begin(again), std::end(again), std::begin(results));
-      returned = returned_again;
-      avoided_output_type_reduction = true;
-    }
+    ask(&results);
   }
   api.pref_destroy(preference);
-  if (hs != CUBLAS_STATUS_SUCCESS || returned == 0 || results[0].state != CUBLAS_STATUS_SUCCESS) {
+  if (results.empty()) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "cuBLASLt has no %s algorithm for %s on %s (%s)%s", info.name, GemmShapeString(shape),
         device_name,
         hs != CUBLAS_STATUS_SUCCESS ? api.Error("cublasLtMatmulAlgoGetHeuristic", hs)
                                     : "the heuristic returned none",
-        precision == GemmPrecision::kF8E4M3
-            ? "; fp8 needs M and K multiples of 16 (16-byte aligned columns)"
-            : ""));
+        fp8 ? "; fp8 needs M and K multiples of 16 (16-byte aligned columns)" : ""));
   }
-  d.algo = results[0].algo;
-  GemmAlgorithm& g = plan->algorithm_;
-  g.workspace_bytes = static_cast<int64_t>(results[0].workspaceSize);
-  g.waves_count = results[0].wavesCount;
-  g.candidates = returned;
-  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attribute, auto* value) {
-    size_t written = 0;
-    api.config_get(&d.algo, attribute, value, sizeof(*value), &written);
-  };
-  int32_t id = 0;
-  uint32_t tile = 0, split = 1, reduction = 0, swizzle = 0, custom = 0, stages = 0;
-  uint16_t inner = 0, cluster = 0;
-  get(CUBLASLT_ALGO_CONFIG_ID, &id);
-  get(CUBLASLT_ALGO_CONFIG_TILE_ID, &tile);
-  get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split);
-  get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &reduction);
-  get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swizzle);
-  get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom);
-  get(CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages);
-  get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &inner);
-  get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster);
-  g.algo_id = id;
-  g.tile_id = static_cast<int>(tile);
-  g.tile = EnumName(kTileNames, tile);
-  g.stages_id = static_cast<int>(stages);
-  g.stages = EnumName(kStagesNames, stages);
-  g.split_k = std::max<int>(1, static_cast<int>(split));
-  g.reduction_scheme = g.split_k > 1 ? static_cast<int>(reduction) : 0;
-  g.reduction_in_output_type = g.split_k > 1 && (reduction == CUBLASLT_REDUCTION_SCHEME_INPLACE ||
-                                                 reduction == CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
-  g.cta_swizzling = static_cast<int>(swizzle);
-  g.custom_option = static_cast<int>(custom);
-  g.inner_shape_id = inner;
-  g.cluster_shape_id = cluster;
-  g.avoided_output_type_reduction = avoided_output_type_reduction;
+  d.candidates = std::move(results);
+  plan->selected_ = 0;
+  plan->algorithm_ = plan->Candidate(0);
+  plan->algorithm_.avoided_output_type_reduction = avoided_output_type_reduction;
   return plan;
 }
 
-absl::Status GemmPlan::Run(const void* a, const void* b, void* d, const float* scale_a,
-                           const float* scale_b, void* workspace, void* stream) const {
+int GemmPlan::candidate_count() const { return static_cast<int>(desc_->candidates.size()); }
+
+GemmAlgorithm GemmPlan::Candidate(int index) const {
+  GemmAlgorithm g = DescribeResult(lt_.api(), desc_->candidates.at(static_cast<size_t>(index)));
+  g.rank = index;
+  g.candidates = candidate_count();
+  g.avoided_output_type_reduction = algorithm_.avoided_output_type_reduction;
+  return g;
+}
+
+absl::Status GemmPlan::RunCandidate(int index, const void* a, const void* b, void* d,
+                                    void* workspace, int64_t workspace_bytes, void* stream) const {
   const CublasLt::Api& api = lt_.api();
-  Descriptors& desc = *desc_;
-  if (precision_ == GemmPrecision::kF8E4M3) {
-    if (scale_a == nullptr || scale_b == nullptr) {
-      return absl::InvalidArgumentError("fp8 GEMM needs device scales for A and B");
-    }
-    if (scale_a != desc.scale_a) {
-      api.desc_set(desc.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a, sizeof(scale_a));
-      desc.scale_a = scale_a;
-    }
-    if (scale_b != desc.scale_b) {
-      api.desc_set(desc.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b, sizeof(scale_b));
-      desc.scale_b = scale_b;
-    }
+  const Descriptors& desc = *desc_;
+  if (index < 0 || index >= candidate_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("no GEMM candidate ", index));
   }
   const float alpha_f = 1.0f, beta_f = 0.0f;
   const double alpha_d = 1.0, beta_d = 0.0;
@@ -347,9 +378,157 @@ absl::Status GemmPlan::Run(const void* a, const void* b, void* d, const float* s
   return api.Check(
       api.matmul(desc.handle, desc.op, f64 ? static_cast<const void*>(&alpha_d) : &alpha_f, a,
                  desc.a, b, desc.b, f64 ? static_cast<const void*>(&beta_d) : &beta_f, d, desc.c,
-                 d, desc.d, &desc.algo, workspace, static_cast<size_t>(algorithm_.workspace_bytes),
-                 static_cast<cudaStream_t>(stream)),
+                 d, desc.d, &desc.candidates[static_cast<size_t>(index)].algo, workspace,
+                 static_cast<size_t>(workspace_bytes), static_cast<cudaStream_t>(stream)),
       "cublasLtMatmul");
+}
+
+absl::Status GemmPlan::Run(const void* a, const void* b, void* d, void* workspace,
+                           int64_t workspace_bytes, void* stream) const {
+  return RunCandidate(selected_, a, b, d, workspace, workspace_bytes, stream);
+}
+
+namespace {
+
+// cudaEvent_t pair, destroyed on every return path.
+class EventPair {
+ public:
+  EventPair() {
+    ok_ = cudaEventCreate(&start_) == cudaSuccess && cudaEventCreate(&stop_) == cudaSuccess;
+  }
+  ~EventPair() {
+    if (start_ != nullptr) cudaEventDestroy(start_);
+    if (stop_ != nullptr) cudaEventDestroy(stop_);
+  }
+  bool ok() const { return ok_; }
+  cudaEvent_t start() const { return start_; }
+  cudaEvent_t stop() const { return stop_; }
+
+ private:
+  bool ok_ = false;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+absl::Status CudaCheck(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("GEMM setup trials: ", what, ": ", cudaGetErrorName(e),
+                                          " (", cudaGetErrorString(e), ")"));
+}
+
+}  // namespace
+
+absl::Status GemmPlan::Autotune(const void* a, const void* b, void* d, void* workspace,
+                                int64_t workspace_bytes, void* stream) {
+  const auto st = static_cast<cudaStream_t>(stream);
+  const int offered = candidate_count();
+  std::vector<GemmCandidateTrials> trials(static_cast<size_t>(offered));
+  EventPair events;
+  if (!events.ok()) return CudaCheck(cudaGetLastError(), "cudaEventCreate");
+  // Per-launch seconds of `batch` launches of candidate `index`. cuBLASLt's own errors (a refusal:
+  // not supported, invalid value) are returned as they are with `*launch_failed` set; they are
+  // not CUDA errors and leave the device in service.
+  bool launch_failed = false;
+  auto time_batch = [&](int index, int batch, double* seconds) -> absl::Status {
+    launch_failed = false;
+    if (absl::Status s = CudaCheck(cudaEventRecord(events.start(), st), "cudaEventRecord");
+        !s.ok()) {
+      return s;
+    }
+    for (int j = 0; j < batch; ++j) {
+      if (absl::Status s = RunCandidate(index, a, b, d, workspace, workspace_bytes, stream);
+          !s.ok()) {
+        launch_failed = true;
+        cudaStreamSynchronize(st);
+        return s;
+      }
+    }
+    cudaEventRecord(events.stop(), st);
+    if (absl::Status s = CudaCheck(cudaEventSynchronize(events.stop()), "cudaEventSynchronize");
+        !s.ok()) {
+      return s;
+    }
+    float ms = 0;
+    if (absl::Status s = CudaCheck(cudaEventElapsedTime(&ms, events.start(), events.stop()),
+                                   "cudaEventElapsedTime");
+        !s.ok()) {
+      return s;
+    }
+    *seconds = ms * 1e-3 / batch;
+    return absl::OkStatus();
+  };
+  // A refusal drops the candidate; a CUDA error ends the setup.
+  absl::Status first_refusal;
+  int refused = 0;
+  auto refuse = [&](int index, const absl::Status& s) {
+    trials[static_cast<size_t>(index)].launched = false;
+    ++refused;
+    if (first_refusal.ok()) first_refusal = s;
+  };
+  // The heuristic's first candidate cuBLASLt launches, timed twice (the first launch loads the
+  // kernel): the trial plan's launch time.
+  int first_launched = -1;
+  double one_launch = 0;
+  for (int i = 0; i < offered && first_launched < 0; ++i) {
+    absl::Status s = time_batch(i, 1, &one_launch);
+    if (s.ok()) s = time_batch(i, 1, &one_launch);
+    if (s.ok()) {
+      first_launched = i;
+      trials[static_cast<size_t>(i)].launched = true;
+    } else if (launch_failed) {
+      refuse(i, s);
+    } else {
+      return s;
+    }
+  }
+  const GemmPrecisionInfo& info = GemmInfo(precision_);
+  if (first_launched < 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "cuBLASLt offered %d %s algorithms for %s and launched none of them: %s", offered,
+        info.name, GemmShapeString(shape_), first_refusal.message()));
+  }
+  GemmTrialPlan trial_plan = PlanGemmTrials(offered, one_launch);
+  trial_plan.candidates = std::max(trial_plan.candidates, first_launched + 1);
+  // The other candidates to time, once each: loads their kernels, finds cuBLASLt's refusals.
+  for (int i = first_launched + 1; i < trial_plan.candidates; ++i) {
+    double ignored = 0;
+    absl::Status s = time_batch(i, 1, &ignored);
+    if (s.ok()) {
+      trials[static_cast<size_t>(i)].launched = true;
+    } else if (launch_failed) {
+      refuse(i, s);
+    } else {
+      return s;
+    }
+  }
+  for (int round = 0; round < trial_plan.rounds; ++round) {
+    for (int i = 0; i < trial_plan.candidates; ++i) {
+      GemmCandidateTrials& t = trials[static_cast<size_t>(i)];
+      if (!t.launched) continue;
+      double seconds = 0;
+      if (absl::Status s = time_batch(i, trial_plan.batch, &seconds); !s.ok()) {
+        if (!launch_failed) return s;
+        refuse(i, s);  // refused after launching before: drop it
+        t.seconds.clear();
+        continue;
+      }
+      t.seconds.push_back(seconds);
+    }
+  }
+  const int chosen = ChooseGemmCandidate(trials);
+  if (chosen < 0) return absl::InternalError("GEMM setup trials timed no candidate");
+  selected_ = chosen;
+  algorithm_ = Candidate(chosen);
+  algorithm_.timed = 0;
+  for (const GemmCandidateTrials& t : trials) {
+    if (!t.seconds.empty()) ++algorithm_.timed;
+  }
+  algorithm_.refused = refused;
+  algorithm_.trial_rounds = trial_plan.rounds;
+  algorithm_.trial_batch = trial_plan.batch;
+  algorithm_.trial_seconds = GemmTrialMedian(trials[static_cast<size_t>(chosen)].seconds);
+  algorithm_.first_trial_seconds = GemmTrialMedian(trials[0].seconds);
+  return absl::OkStatus();
 }
 
 }  // namespace gpubench::cuda

@@ -135,7 +135,8 @@ std::optional<double> Peak(const DeviceInfo& device, const KernelVariant& varian
 }
 
 
-// One variant per precision; cuBLASLt chooses tiles and launches, so nothing is tunable.
+// One variant per precision; cuBLASLt's candidates and the setup trials choose tiles and launches
+// (kernels/cuda/gemm_lt.h), so nothing is tunable here.
 constexpr KernelVariant Variant(absl::string_view name, DType dtype, absl::string_view description,
                                 int min_compute_capability, CpuSetupFn cpu_setup,
                                 CudaSetupFn cuda_setup) {
@@ -143,7 +144,7 @@ constexpr KernelVariant Variant(absl::string_view name, DType dtype, absl::strin
           // The CPU emulation's "threads" are rows of D (launch_items = M), 32 to a block.
           .default_policy = {.block_size = 32, .block_size_tunable = false},
           .description = description,
-          .provenance = "cuBLASLt's heuristic, first algorithm (issue #17)",
+          .provenance = "cuBLASLt's heuristic candidates, the fastest in setup trials (issue #17)",
           .cpu = &cpu::GemmRows, .cuda = GPUBENCH_CUDA(GemmLaunch),
           .min_compute_capability = min_compute_capability, .cpu_setup = cpu_setup,
           .cuda_setup = cuda_setup};

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI smoke test of bench/run_device_gemm.sh (issue #17's GEMM proof script) on the CPU backend, at
-# small sizes: the script must start the server, run every gemm precision (square, non-square,
-# cold), survive the missing torch and GPU tests, and report every run verified with FLOP/s.
+# small sizes: the script must start the server, run every gemm precision in two (ABBA) rounds
+# (square, then non-square and cold once), survive the missing torch, ncu, probe and GPU tests,
+# and report every run verified with FLOP/s.
 #   run_device_gemm_smoke_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 build=$2
@@ -21,5 +22,9 @@ rows=$(grep -c "| True (" "$report" || true)
 [[ $rows -eq 12 ]] || fail "$rows verified rows, expected 12"
 grep -q "| bf16 | 128x16x64 | hot |" "$report" || fail "no non-square row"
 grep -q "| bf16 | 64x64x64 | cold |" "$report" || fail "no cold row"
-tar tzf "$work/out/gemm.tar.gz" | grep -q report.md || fail "report not in the archive"
+tar tzf "$work/out/gemm.tar.gz" > "$work/archive.txt" || fail "unreadable archive"
+grep -q report.md "$work/archive.txt" || fail "report not in the archive"
+# ABBA: two gpubench rounds per goal case.
+[[ -s $work/out/gemm/run_bf16_96_r1.json && -s $work/out/gemm/run_bf16_96_r2.json ]] ||
+  fail "no second round"
 echo "ok: $rows verified rows"

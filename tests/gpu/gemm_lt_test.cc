@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -61,49 +62,92 @@ class GemmLtTest : public ::testing::Test {
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   }
 
-  // Runs one GEMM through a plan and returns D on the host; the algorithm in `algorithm`.
+  // Device buffers of one problem: inputs copied from `data`, D poisoned with NaN, fp8 scales
+  // 256 bytes apart (16-byte aligned, as cuBLASLt requires).
+  struct Problem {
+    DeviceBuffer a, b, d, ws, scales;
+    size_t d_bytes = 0;
+    GemmScales gemm_scales() const {
+      const auto* s = static_cast<const float*>(scales.get());
+      return {s, s + 64};
+    }
+  };
+  absl::StatusOr<Problem> Upload(const GemmHostData& data) {
+    Problem p;
+    const GemmShape& s = data.shape;
+    p.d_bytes = static_cast<size_t>(s.m * s.n * GemmInfo(data.precision).output_bytes);
+    p.a = Allocate(data.a.size());
+    p.b = Allocate(data.b.size());
+    p.d = Allocate(p.d_bytes);
+    p.ws = Allocate(kGemmWorkspaceBytes);
+    p.scales = Allocate(512);
+    if (!p.a || !p.b || !p.d || !p.ws || !p.scales) return absl::ResourceExhaustedError("cudaMalloc");
+    float host_scales[128] = {};
+    host_scales[0] = data.scale_a;
+    host_scales[64] = data.scale_b;
+    cudaMemcpy(p.a.get(), data.a.data(), data.a.size(), cudaMemcpyHostToDevice);
+    cudaMemcpy(p.b.get(), data.b.data(), data.b.size(), cudaMemcpyHostToDevice);
+    cudaMemcpy(p.scales.get(), host_scales, sizeof(host_scales), cudaMemcpyHostToDevice);
+    return p;
+  }
+  absl::StatusOr<std::unique_ptr<GemmPlan>> Plan(const GemmHostData& data, const Problem& p) {
+    return GemmPlan::Create(*lt_, data.precision, data.shape, name_, cc_, kGemmWorkspaceBytes,
+                            p.gemm_scales());
+  }
+  // Candidate `index` of `plan` once; D on the host.
+  absl::StatusOr<std::vector<std::byte>> RunOnce(const GemmPlan& plan, int index, Problem& p) {
+    cudaMemset(p.d.get(), 0xff, p.d_bytes);  // NaN in every output type: unwritten elements show
+    if (absl::Status run = plan.RunCandidate(index, p.a.get(), p.b.get(), p.d.get(), p.ws.get(),
+                                             kGemmWorkspaceBytes, nullptr);
+        !run.ok()) {
+      return run;
+    }
+    if (cudaDeviceSynchronize() != cudaSuccess) return absl::InternalError("cudaDeviceSynchronize");
+    std::vector<std::byte> out(p.d_bytes);
+    cudaMemcpy(out.data(), p.d.get(), p.d_bytes, cudaMemcpyDeviceToHost);
+    return out;
+  }
+
+  // Plans, tunes (GemmPlan::Autotune) and runs one GEMM; D on the host, the chosen algorithm in
+  // `algorithm`, and with `timed_launches` the hot per-launch seconds in `seconds`.
   absl::StatusOr<std::vector<std::byte>> Run(const GemmHostData& data, GemmAlgorithm* algorithm,
                                              int timed_launches = 0, double* seconds = nullptr) {
-    auto plan = GemmPlan::Create(*lt_, data.precision, data.shape, name_, cc_, kGemmWorkspaceBytes);
+    absl::StatusOr<Problem> p = Upload(data);
+    if (!p.ok()) return p.status();
+    auto plan = Plan(data, *p);
     if (!plan.ok()) return plan.status();
-    *algorithm = (*plan)->algorithm();
-    const GemmShape& s = data.shape;
-    const size_t d_bytes = static_cast<size_t>(s.m * s.n * GemmInfo(data.precision).output_bytes);
-    DeviceBuffer a = Allocate(data.a.size()), b = Allocate(data.b.size()), d = Allocate(d_bytes),
-                 ws = Allocate(static_cast<size_t>(algorithm->workspace_bytes)),
-                 scales = Allocate(2 * sizeof(float));
-    if (!a || !b || !d || !ws || !scales) return absl::ResourceExhaustedError("cudaMalloc");
-    const float host_scales[2] = {data.scale_a, data.scale_b};
-    cudaMemcpy(a.get(), data.a.data(), data.a.size(), cudaMemcpyHostToDevice);
-    cudaMemcpy(b.get(), data.b.data(), data.b.size(), cudaMemcpyHostToDevice);
-    cudaMemcpy(scales.get(), host_scales, sizeof(host_scales), cudaMemcpyHostToDevice);
-    cudaMemset(d.get(), 0xff, d_bytes);  // NaN in every output type: unwritten elements show
-    const float* scale = static_cast<const float*>(scales.get());
-    const bool fp8 = data.precision == GemmPrecision::kF8E4M3;
-    absl::Status run = (*plan)->Run(a.get(), b.get(), d.get(), fp8 ? scale : nullptr,
-                                    fp8 ? scale + 1 : nullptr, ws.get(), nullptr);
-    if (!run.ok()) return run;
-    if (cudaDeviceSynchronize() != cudaSuccess) return absl::InternalError("cudaDeviceSynchronize");
-    std::vector<std::byte> out(d_bytes);
-    cudaMemcpy(out.data(), d.get(), d_bytes, cudaMemcpyDeviceToHost);
-    if (timed_launches > 0) {
-      cudaEvent_t start, stop;
-      cudaEventCreate(&start);
-      cudaEventCreate(&stop);
-      cudaEventRecord(start, nullptr);
-      for (int i = 0; i < timed_launches; ++i) {
-        (void)(*plan)->Run(a.get(), b.get(), d.get(), fp8 ? scale : nullptr,
-                           fp8 ? scale + 1 : nullptr, ws.get(), nullptr);
-      }
-      cudaEventRecord(stop, nullptr);
-      cudaEventSynchronize(stop);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, start, stop);
-      *seconds = ms * 1e-3 / timed_launches;
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
+    if (absl::Status tuned = (*plan)->Autotune(p->a.get(), p->b.get(), p->d.get(), p->ws.get(),
+                                               kGemmWorkspaceBytes, nullptr);
+        !tuned.ok()) {
+      return tuned;
     }
+    *algorithm = (*plan)->algorithm();
+    auto out = RunOnce(**plan, (*plan)->algorithm().rank, *p);
+    if (!out.ok() || timed_launches == 0) return out;
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    cudaEventRecord(start, nullptr);
+    for (int i = 0; i < timed_launches; ++i) {
+      (void)(*plan)->Run(p->a.get(), p->b.get(), p->d.get(), p->ws.get(), kGemmWorkspaceBytes,
+                         nullptr);
+    }
+    cudaEventRecord(stop, nullptr);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    *seconds = ms * 1e-3 / timed_launches;
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
     return out;
+  }
+
+  // VerifyGemm with the algorithm's split-K context.
+  GemmVerification Verify(const GemmHostData& data, const std::vector<std::byte>& d,
+                          const GemmAlgorithm& algorithm) {
+    return VerifyGemm(data, d.data(), kGemmDefaultSamples, 5, &pool_,
+                      {.split_k_reduced_in_output_type =
+                           algorithm.reduction_in_output_type ? std::max(algorithm.split_k, 1) : 0});
   }
 
   const CublasLt* lt_ = nullptr;
@@ -127,9 +171,7 @@ TEST_F(GemmLtTest, EveryPrecisionMatchesTheHostReference) {
       continue;
     }
     ASSERT_TRUE(d.ok()) << d.status();
-    const GemmVerification v = VerifyGemm(
-        data, d->data(), kGemmDefaultSamples, 5, &pool_,
-        {.split_k_reduced_in_output_type = algorithm.reduction_in_output_type ? algorithm.split_k : 0});
+    const GemmVerification v = Verify(data, *d, algorithm);
     std::printf("%-7s %s: checked %lld, max |error| %.3g, worst error/bound %.3g\n  %s\n",
                 std::string(info.name).c_str(), GemmShapeString(shape).c_str(),
                 static_cast<long long>(v.checked), v.max_abs_error, v.max_error_to_bound,
@@ -141,6 +183,56 @@ TEST_F(GemmLtTest, EveryPrecisionMatchesTheHostReference) {
     EXPECT_EQ(v.finite_checked, shape.m * shape.n);
     EXPECT_FALSE(algorithm.tile.empty());
     EXPECT_GE(algorithm.candidates, 1);
+    EXPECT_GE(algorithm.timed, 1);  // the setup trials ran
+    EXPECT_GT(algorithm.trial_seconds, 0);
+    EXPECT_NE(algorithm.Describe().find("fastest of"), std::string::npos) << algorithm.Describe();
+  }
+}
+
+// Whatever the trials choose must compute the right product: every candidate the heuristic
+// offers (and cuBLASLt launches) is verified, at edge-tile sizes.
+TEST_F(GemmLtTest, EveryCandidateMatchesTheHostReference) {
+  const GemmShape shape{528, 400, 272};
+  for (const GemmPrecisionInfo& info : AllGemmPrecisions()) {
+    if (cc_ < info.min_compute_capability) continue;
+    SCOPED_TRACE(std::string(info.name));
+    const GemmHostData data = GenerateGemmData(info.precision, shape, 29, &pool_);
+    absl::StatusOr<Problem> p = Upload(data);
+    ASSERT_TRUE(p.ok()) << p.status();
+    auto plan = Plan(data, *p);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    int launched = 0;
+    for (int i = 0; i < (*plan)->candidate_count(); ++i) {
+      const GemmAlgorithm candidate = (*plan)->Candidate(i);
+      SCOPED_TRACE(candidate.Describe());
+      EXPECT_EQ(candidate.rank, i);
+      auto d = RunOnce(**plan, i, *p);
+      if (!d.ok()) {
+        EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition) << d.status();
+        continue;
+      }
+      ++launched;
+      const GemmVerification v = Verify(data, *d, candidate);
+      EXPECT_TRUE(v.passed) << "mismatches " << v.mismatches << " nonfinite " << v.nonfinite;
+    }
+    std::printf("%-7s %d of %d candidates launched and verified\n",
+                std::string(info.name).c_str(), launched, (*plan)->candidate_count());
+    EXPECT_GE(launched, 1);
+  }
+}
+
+// Needs the library but no GPU: the scales' alignment is checked before cuBLASLt is called.
+TEST(GemmPlanScales, Fp8NeedsAlignedScalesBeforeTheHeuristic) {
+  auto lt = CublasLt::Load(kCublasLtLibrary);
+  if (!lt.ok()) GTEST_SKIP() << lt.status();
+  alignas(16) static const float kScales[8] = {};
+  for (GemmScales scales : {GemmScales{}, GemmScales{kScales, nullptr},
+                            GemmScales{kScales, kScales + 1}}) {
+    auto plan = GemmPlan::Create(**lt, GemmPrecision::kF8E4M3, {256, 256, 256}, "an H100", 90,
+                                 kGemmWorkspaceBytes, scales);
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+    EXPECT_NE(plan.status().message().find("16-byte aligned"), std::string::npos);
   }
 }
 
@@ -164,9 +256,7 @@ TEST_F(GemmLtTest, LargeSquareGemmsRunAndVerify) {
     double seconds = 0;
     auto d = Run(data, &algorithm, 20, &seconds);
     ASSERT_TRUE(d.ok()) << d.status();
-    const GemmVerification v = VerifyGemm(
-        data, d->data(), kGemmDefaultSamples, 5, &pool_,
-        {.split_k_reduced_in_output_type = algorithm.reduction_in_output_type ? algorithm.split_k : 0});
+    const GemmVerification v = Verify(data, *d, algorithm);
     EXPECT_TRUE(v.passed) << std::string(info.name) << " mismatches " << v.mismatches;
     std::printf("%-7s 4096^3: %.1f TFLOP/s hot, worst error/bound %.3g; %s\n",
                 std::string(info.name).c_str(), GemmFlops(data.shape) / seconds / 1e12,
