@@ -90,6 +90,11 @@ ABSL_FLAG(bool, verify, true, "Verify every element against the host reference."
 ABSL_FLAG(int, profile_runs, 0,
           "Profile mode: run the kernel N times, each launch timed alone, with no blocking kernel "
           "and no sampling logic, so ncu / nsys see clean launches (0 = normal sampling).");
+ABSL_FLAG(std::string, timer, "auto",
+          "What times the samples: auto (cold on CUDA: CUPTI activity records, the kernels' own "
+          "device timestamps, where CUPTI starts, else CUDA events; hot: CUDA events over the "
+          "batch) | cupti (CUPTI for cold and hot; an error where it cannot record) | events "
+          "(CUDA events only). The CPU backend times with its steady clock (auto, events).");
 ABSL_FLAG(bool, samples, false, "Return the per-launch samples (at most 10,000) in the result.");
 ABSL_FLAG(bool, histogram, false,
           "run: draw a text histogram of the samples (implies --samples); on stderr unless "
@@ -321,6 +326,14 @@ bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
   m->set_profile_runs(absl::GetFlag(FLAGS_profile_runs));
   m->set_keep_samples(absl::GetFlag(FLAGS_samples) || absl::GetFlag(FLAGS_histogram));
   m->set_timeout_seconds(absl::GetFlag(FLAGS_timeout));
+  const std::string timer = absl::GetFlag(FLAGS_timer);
+  if (timer == "auto") m->set_timer(v1::TIMER_AUTO);
+  else if (timer == "cupti") m->set_timer(v1::TIMER_CUPTI);
+  else if (timer == "events") m->set_timer(v1::TIMER_EVENTS);
+  else {
+    std::cerr << "gpubench: --timer must be auto, cupti or events (got '" << timer << "')\n";
+    return false;
+  }
   return true;
 }
 
@@ -763,7 +776,7 @@ namespace gpubench::client {
 namespace {
 
 const std::vector<std::string> kMeasurementFlags = {"mode", "warmup", "min_samples", "max_samples",
-                                                    "min_time", "max_noise", "timeout"};
+                                                    "min_time", "max_noise", "timeout", "timer"};
 
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());

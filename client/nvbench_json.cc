@@ -44,10 +44,20 @@ Json StringSummary(const std::string& tag, const std::string& name, const std::s
                  /*hide=*/true);
 }
 
+// What timed the samples, in nvbench's words (MeasurementSummary.timer; servers older than the
+// field: by backend).
+std::string ClockWords(const v1::RunResult& r) {
+  const std::string& timer = r.measurement().timer();
+  if (timer == "cupti_activity") return "(measured from CUPTI activity records)";
+  if (timer == "cuda_event" || (timer.empty() && r.backend() == "cuda")) {
+    return "(measured with CUDA events)";
+  }
+  return "(measured with a host steady clock)";
+}
+
 void AddColdSummaries(const v1::RunResult& r, Json* summaries) {
   const auto& t = r.timing();
-  const std::string clock =
-      r.backend() == "cuda" ? "(measured with CUDA events)" : "(measured with a host steady clock)";
+  const std::string clock = ClockWords(r);
   Json& s = *summaries;
   s.push_back(IntSummary("nv/cold/sample_size", "Samples", "sample_size",
                          "Number of isolated kernel executions", t.samples()));
@@ -115,8 +125,7 @@ void AddBatchSummaries(const v1::RunResult& r, Json* summaries) {
                                   "Number of batch kernel executions", launches));
   summaries->push_back(FloatSummary(
       "nv/batch/time/gpu/mean", "Batch GPU", "duration",
-      r.backend() == "cuda" ? "Mean batch kernel execution time (measured by CUDA events)"
-                            : "Mean batch kernel execution time (measured by a host steady clock)",
+      "Mean batch kernel execution time " + ClockWords(r),
       t.mean_seconds()));
   summaries->push_back(FloatSummary("nv/batch/walltime", "Walltime", "duration",
                                     "Walltime used for batch measurements",

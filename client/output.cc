@@ -257,6 +257,16 @@ std::string RenderResultDetail(const v1::RunResult& r) {
   absl::StrAppend(&out, "\nrun ", r.run_id(), " on ", r.backend(), " device ",
                   r.request().device_index(), " (", r.device().name(), ")\n");
   absl::StrAppend(&out, "  method        ", m.method(), "\n");
+  if (!m.timer().empty()) {
+    absl::StrAppend(&out, "  timer         ", m.timer());
+    if (m.has_event_median_seconds() && r.timing().median_seconds() > 0) {
+      absl::StrAppend(&out, " (the same samples by CUDA events: median ",
+                      FormatSeconds(m.event_median_seconds()),
+                      absl::StrFormat(", %+.2f%%)", 100 * (m.event_median_seconds() /
+                                                               r.timing().median_seconds() - 1)));
+    }
+    absl::StrAppend(&out, "\n");
+  }
   absl::StrAppend(&out, "  stop          ", m.stop_rule().empty() ? "" : m.stop_rule() + ": ",
                   m.stop_reason(), absl::StrFormat(" (%d samples taken, %.2f s)",
                                                    m.samples_taken(), m.sampling_wall_seconds()),

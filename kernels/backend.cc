@@ -11,8 +11,9 @@ class DescribeAmendingBackend final : public Backend {
   DescribeAmendingBackend(std::unique_ptr<Backend> inner, std::function<void(DeviceInfo&)> amend)
       : inner_(std::move(inner)), amend_(std::move(amend)) {}
   BackendKind kind() const override { return inner_->kind(); }
-  std::string SampleMethod(bool cold, int hot_batch_size) const override {
-    return inner_->SampleMethod(cold, hot_batch_size);
+  std::string SampleMethod(bool cold, int hot_batch_size,
+                           bool kernel_durations) const override {
+    return inner_->SampleMethod(cold, hot_batch_size, kernel_durations);
   }
   int device_count() const override { return inner_->device_count(); }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {

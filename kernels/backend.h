@@ -166,6 +166,22 @@ class Session {
     return flush_caches ? ColdSample() : HotSample(1);
   }
 
+  // Kernel durations (optional): device timestamps of the GPU operations that each sample's timed
+  // launches issue (CUDA: CUPTI activity records), instead of the launches timed between events.
+  // StartKernelDurations begins recording for the samples that follow, FAILED_PRECONDITION saying
+  // why where the backend cannot (no CUPTI, another tool holding it, the CPU backend);
+  // StopKernelDurations ends it (call it before ProfileCounters: the two cannot share CUPTI).
+  virtual absl::Status StartKernelDurations() {
+    return absl::FailedPreconditionError("this backend records no kernel durations");
+  }
+  virtual void StopKernelDurations() {}
+
+  // Of the last sample while recording: seconds from the earliest start to the latest end of the
+  // GPU operations its timed launches issued (gaps between several kernels included, the launch
+  // latency before the first excluded); for a hot sample, of the whole batch. nullopt when not
+  // recording or when no complete record came back.
+  virtual std::optional<double> LastKernelDurationSeconds() { return std::nullopt; }
+
   // Named range around a run for timeline tools (NVTX on CUDA; nothing elsewhere). Nested pairs.
   virtual void PushRange(const std::string& name) {}
   virtual void PopRange() {}
@@ -193,8 +209,11 @@ class Backend {
   absl::string_view name() const { return BackendKindName(kind()); }
 
   // How one sample is timed, in words, for a result's method text: `cold` (one launch after a
-  // cache flush) or hot (`hot_batch_size` back-to-back launches).
-  virtual std::string SampleMethod(bool cold, int hot_batch_size) const = 0;
+  // cache flush) or hot (`hot_batch_size` back-to-back launches); `kernel_durations` when the
+  // samples are the session's kernel durations (Session::StartKernelDurations) rather than the
+  // backend's own clock.
+  virtual std::string SampleMethod(bool cold, int hot_batch_size,
+                                   bool kernel_durations) const = 0;
 
   // Number of devices this backend drives. Thread-safe.
   virtual int device_count() const = 0;

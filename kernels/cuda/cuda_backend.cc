@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/cupti_activity.h"
 #include "kernels/cuda/cupti_profiler.h"
 #include "kernels/cuda/timing.h"
 #include "kernels/run_buffers.h"
@@ -250,6 +251,17 @@ class CudaSession final : public Session {
   // Measured by the blocking kernel of the last sample while it held the stream.
   std::optional<double> CurrentClockHz() override { return last_clock_hz_; }
 
+  absl::Status StartKernelDurations() override {
+    if (recorder_ != nullptr) return absl::OkStatus();
+    ASSIGN_OR_RETURN(recorder_, cuda::ActivityRecorder::Start());
+    return absl::OkStatus();
+  }
+  void StopKernelDurations() override {
+    recorder_.reset();
+    last_duration_seconds_.reset();
+  }
+  std::optional<double> LastKernelDurationSeconds() override { return last_duration_seconds_; }
+
   void PushRange(const std::string& name) override { nvtxRangePushA(name.c_str()); }
   void PopRange() override { nvtxRangePop(); }
 
@@ -271,6 +283,7 @@ class CudaSession final : public Session {
   std::string LaunchReport() const override { return launch_report_; }
 
   AchievedCounters ProfileCounters() override {
+    StopKernelDurations();  // the counter pass takes CUPTI exclusively
     AchievedCounters c;
     const cuda::CounterValues v = cuda::ProfileKernel(
         device_, [this] { return variant_.cuda(buffers_, geometry_, stream_, nullptr); });
@@ -443,6 +456,26 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
+  // The timed launches of a sample; while kernel durations are recorded, inside a CUPTI region
+  // (the events, the flush and the blocking kernel stay outside it).
+  absl::Status LaunchTimed(int count) {
+    last_duration_seconds_.reset();
+    if (recorder_ != nullptr) region_ = recorder_->BeginRegion();
+    absl::Status launched = absl::OkStatus();
+    for (int i = 0; i < count && launched.ok(); ++i) launched = Launch();
+    if (recorder_ != nullptr) recorder_->EndRegion();
+    return launched;
+  }
+
+  // After the timed launches completed: the span of their GPU operations, when recorded.
+  void TakeDuration() {
+    if (recorder_ == nullptr) return;
+    if (std::optional<cuda::ActivityRecorder::Span> span = recorder_->TakeSpan(region_);
+        span.has_value()) {
+      last_duration_seconds_ = static_cast<double>(span->nanoseconds) * 1e-9;
+    }
+  }
+
   // Holds the stream with the blocking kernel, queues start event, `count` launches and stop
   // event, releases the stream and returns the events' elapsed time in seconds.
   absl::StatusOr<double> TimeLaunches(int count) {
@@ -454,12 +487,12 @@ class CudaSession final : public Session {
     CUDA_RETURN_IF_ERROR(
         cuda::LaunchBlockingKernel(device_state_, kClockWindowNs, kBlockingTimeoutNs, stream_));
     CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
-    absl::Status launched = absl::OkStatus();
-    for (int i = 0; i < count && launched.ok(); ++i) launched = Launch();
+    absl::Status launched = LaunchTimed(count);
     CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
     state_->release = 1;
     CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
     RETURN_IF_ERROR(launched);
+    TakeDuration();
     CUDA_RETURN_IF_ERROR(cudaGetLastError());
     if (state_->timed_out != 0) {
       absl::Status timed_out = absl::UnavailableError(
@@ -484,11 +517,11 @@ class CudaSession final : public Session {
   absl::StatusOr<double> TimeUnblocked(int count) {
     last_clock_hz_.reset();
     CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
-    absl::Status launched = absl::OkStatus();
-    for (int i = 0; i < count && launched.ok(); ++i) launched = Launch();
+    absl::Status launched = LaunchTimed(count);
     CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
     CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
     RETURN_IF_ERROR(launched);
+    TakeDuration();
     CUDA_RETURN_IF_ERROR(cudaGetLastError());
     float ms = 0;
     CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
@@ -506,6 +539,9 @@ class CudaSession final : public Session {
   volatile cuda::BlockingState* state_ = nullptr;  // host view of the mapped state
   cuda::BlockingState* device_state_ = nullptr;    // device view of the same memory
   std::optional<double> last_clock_hz_;
+  std::unique_ptr<cuda::ActivityRecorder> recorder_;  // while kernel durations are recorded
+  uint64_t region_ = 0;                                // of the last sample's timed launches
+  std::optional<double> last_duration_seconds_;
   std::vector<std::unique_ptr<PlacedBuffer>> memory_;  // one per buffer of the family
   DeviceBuffer flush_;
   L2Flush flush_mode_ = L2Flush::kClean;
@@ -521,12 +557,16 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(int devices) : devices_(devices) {}
 
   BackendKind kind() const override { return BackendKind::kCuda; }
-  std::string SampleMethod(bool cold, int hot_batch_size) const override {
-    return cold ? "cold: L2 flushed, stream held by a blocking kernel, one launch timed with CUDA "
-                  "events per sample"
-                : absl::StrFormat("hot: %d back-to-back launches behind a blocking kernel timed "
-                                  "with CUDA events per sample",
-                                  hot_batch_size);
+  std::string SampleMethod(bool cold, int hot_batch_size, bool kernel_durations) const override {
+    const char* timer =
+        kernel_durations ? "timed by CUPTI activity records (first GPU operation's start to the "
+                           "last one's end; CUDA events kept as a cross-check)"
+                         : "timed with CUDA events";
+    return cold ? absl::StrCat("cold: L2 flushed, stream held by a blocking kernel, one launch ",
+                               timer, " per sample")
+                : absl::StrFormat("hot: %d back-to-back launches behind a blocking kernel %s per "
+                                  "sample",
+                                  hot_batch_size, timer);
   }
   int device_count() const override { return devices_; }
 

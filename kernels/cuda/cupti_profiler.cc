@@ -10,9 +10,11 @@
 #include <dlfcn.h>
 
 #include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/cuda/cupti_library.h"
 
 namespace gpubench::cuda {
 namespace {
@@ -55,20 +57,8 @@ struct Cupti {
 const Cupti& LoadCupti() {
   static const Cupti* cupti = [] {
     auto* c = new Cupti();
-    void* lib = nullptr;
-    // By name (LD_LIBRARY_PATH, ld.so.conf: the image's /usr/local/lib/gpubench), then where CUDA
-    // installs put it: extras/CUPTI/lib64 is not on the loader's path.
-    for (const char* name : {"libcupti.so.13", "libcupti.so",
-                             "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-                             "/usr/local/cuda/lib64/libcupti.so.13"}) {
-      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (lib != nullptr) break;
-    }
-    if (lib == nullptr) {
-      c->load_error = absl::StrCat("libcupti.so.13 not found (", dlerror(),
-                                   "); install CUPTI or add it to LD_LIBRARY_PATH");
-      return c;
-    }
+    void* lib = CuptiLibrary(&c->load_error);
+    if (lib == nullptr) return c;
 #define GPUBENCH_LOAD(name)                                                       \
   c->name = reinterpret_cast<decltype(c->name)>(dlsym(lib, #name));               \
   if (c->name == nullptr && c->load_error.empty()) {                              \
@@ -292,8 +282,8 @@ class Pass {
 }  // namespace
 
 CounterValues ProfileKernel(int device, const std::function<int()>& launch) {
-  static std::mutex mu;  // one profiling pass at a time in the process
-  std::lock_guard<std::mutex> lock(mu);
+  // One profiling pass at a time in the process, and none while a run records kernel durations.
+  std::unique_lock<std::shared_mutex> lock(CuptiGate());
   CounterValues out;
   const Cupti& cupti = LoadCupti();
   if (!cupti.load_error.empty()) {

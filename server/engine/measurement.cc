@@ -45,6 +45,9 @@ absl::Status RunProfileLaunches(Session& session, const RunSpec& spec, int runs,
                                 const CancelledFn& cancelled, const std::string& reason,
                                 RunResult* result, std::vector<double>* samples) {
   ScopedRange range(session, "profile launches");
+  // Profile launches are timed by the backend's own clock (CUDA events), never by CUPTI: under
+  // ncu / nsys CUPTI is the profiler's.
+  if (result->timer == SampleTimer::kCuptiActivity) result->timer = SampleTimer::kCudaEvent;
   const auto wall_start = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i) {
     if (cancelled()) return absl::CancelledError("run cancelled during profile launches");
@@ -66,15 +69,8 @@ absl::Status RunProfileLaunches(Session& session, const RunSpec& spec, int runs,
   return absl::OkStatus();
 }
 
-// The sampling loop: samples fed one at a time to the stopper, throttled samples discarded with a
-// recovery pause. Sets the measurement fields of `result`; appends kept per-launch seconds to
-// `samples`. A blocking-kernel timeout before any kept sample is returned as is (the caller falls
-// back to profile mode).
-absl::Status Sample(Session& session, const RunSpec& spec, int batch, const CancelledFn& cancelled,
-                    RunResult* result, std::vector<double>* samples) {
-  const MeasurementOptions& m = spec.measurement;
-  ScopedRange range(session, "samples");
-  SamplingStopper stopper(
+SamplingStopper MakeStopper(const MeasurementOptions& m) {
+  return SamplingStopper(
       {.min_samples = m.min_samples,
        .max_samples = m.max_samples,
        .timeout_seconds = m.timeout_seconds,
@@ -82,6 +78,61 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
        .min_time_seconds = m.min_time_seconds},
       std::make_unique<StdRelCriterion>(StdRelCriterion::Params{
           .max_noise = m.max_noise, .min_time_seconds = m.min_time_seconds}));
+}
+
+// Kernel durations for the samples of this run where the timer choice asks for them (TimerChoice):
+// cold samples under auto, every sample under cupti, on a backend that is not the host's. Starts
+// the session's recording and sets result->timer; under auto a recorder that cannot start leaves
+// CUDA events, with a note; under cupti it is an error.
+absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
+                                          RunResult* result) {
+  const TimerChoice choice = spec.measurement.timer;
+  const bool wanted = result->timer != SampleTimer::kCpuClock &&
+                      (choice == TimerChoice::kCupti ||
+                       (choice == TimerChoice::kAuto && spec.cache_mode == CacheMode::kCold));
+  if (!wanted) return false;
+  absl::Status started = session.StartKernelDurations();
+  if (!started.ok()) {
+    if (choice == TimerChoice::kCupti) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "measurement.timer = cupti, but kernel durations cannot be recorded: ",
+          started.message(), " (timer auto falls back to CUDA events)"));
+    }
+    result->notes.push_back(absl::StrCat("timer auto: CUPTI activity unavailable (",
+                                         started.message(), "); samples timed with CUDA events"));
+    return false;
+  }
+  result->timer = SampleTimer::kCuptiActivity;
+  return true;
+}
+
+// Stops the session's kernel durations on every return path.
+class KernelDurationScope {
+ public:
+  KernelDurationScope(Session& session, bool active) : session_(session), active_(active) {}
+  ~KernelDurationScope() {
+    if (active_) session_.StopKernelDurations();
+  }
+
+ private:
+  Session& session_;
+  bool active_;
+};
+
+// The sampling loop: samples fed one at a time to the stopper, throttled samples discarded with a
+// recovery pause. Sets the measurement fields of `result`; appends kept per-launch seconds to
+// `samples`. A blocking-kernel timeout before any kept sample is returned as is (the caller falls
+// back to profile mode). With kernel durations the samples are those and the events' times of the
+// same samples are kept for result->event_median_seconds; under auto, a sample without a duration
+// record turns the whole run to the events' times (never a mix).
+absl::Status Sample(Session& session, const RunSpec& spec, int batch, const CancelledFn& cancelled,
+                    RunResult* result, std::vector<double>* samples) {
+  const MeasurementOptions& m = spec.measurement;
+  ScopedRange range(session, "samples");
+  ASSIGN_OR_RETURN(bool durations, StartKernelDurations(session, spec, result));
+  KernelDurationScope duration_scope(session, durations);
+  std::vector<double> event_samples;  // per-launch, while durations are the samples
+  SamplingStopper stopper = MakeStopper(m);
   const auto wall_start = std::chrono::steady_clock::now();
   const double default_clock = result->device.sm_clock_hz;
   double recovery_delay = kThrottleRecoveryDelaySeconds;
@@ -92,7 +143,32 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
     absl::StatusOr<double> sample =
         spec.cache_mode == CacheMode::kCold ? session.ColdSample() : session.HotSample(batch);
     if (!sample.ok()) return sample.status();
-    const double device_seconds = *sample;
+    double device_seconds = *sample;
+    if (durations) {
+      const std::optional<double> kernel_seconds = session.LastKernelDurationSeconds();
+      if (kernel_seconds.has_value()) {
+        event_samples.push_back(device_seconds / batch);
+        device_seconds = *kernel_seconds;
+      } else if (m.timer == TimerChoice::kCupti) {
+        return absl::UnavailableError(absl::StrCat(
+            "measurement.timer = cupti: CUPTI returned no complete activity record for sample ",
+            stopper.taken() + 1, " (timer auto falls back to CUDA events)"));
+      } else {
+        // Restart the statistics from the events' times of the samples kept so far.
+        durations = false;
+        session.StopKernelDurations();
+        result->timer = SampleTimer::kCudaEvent;
+        result->notes.push_back(absl::StrCat(
+            "timer auto: CUPTI returned no complete activity record for sample ",
+            stopper.taken() + 1, "; the run's samples are the CUDA events' times"));
+        SamplingStopper events = MakeStopper(m);
+        for (int i = 0; i < stopper.taken() - stopper.kept(); ++i) events.AddDiscarded();
+        for (double v : event_samples) events.AddKept(v, v * batch);
+        stopper = std::move(events);
+        *samples = std::move(event_samples);
+        event_samples.clear();
+      }
+    }
     const double seconds = device_seconds / batch;
     bool throttled = false;
     if (std::optional<double> clock = session.CurrentClockHz(); clock.has_value()) {
@@ -112,6 +188,17 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
       stopper.AddKept(seconds, device_seconds);
     }
     rule = stopper.Decide(SecondsSince(wall_start));
+  }
+  if (durations && !event_samples.empty()) {
+    result->event_median_seconds = ComputeStatistics(event_samples).median_seconds;
+    const double duration_median = ComputeStatistics(*samples).median_seconds;
+    // Physically a kernel's span lies inside the events around it: more is a misattribution.
+    if (duration_median > *result->event_median_seconds * 1.005) {
+      result->notes.push_back(absl::StrFormat(
+          "cross-check: the CUPTI median (%.3f us) exceeds the CUDA-event median (%.3f us) of the "
+          "same samples; the activity records may include work outside the timed launches",
+          duration_median * 1e6, *result->event_median_seconds * 1e6));
+    }
   }
   result->stop_rule = rule;
   result->stop_reason = stopper.reason();
@@ -192,6 +279,8 @@ RunResult StartResult(const Backend& backend, const RunSpec& spec, const DeviceI
   result.backend = std::string(backend.name());
   result.started_at = absl::Now();
   result.device = device;
+  result.timer = backend.kind() == BackendKind::kCpu ? SampleTimer::kCpuClock
+                                                     : SampleTimer::kCudaEvent;
   return result;
 }
 

@@ -263,7 +263,24 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
   RETURN_IF_ERROR(
       CheckRange("measurement.profile_runs", r.profile_runs, 0, limits.max_profile_runs));
   r.keep_samples = m.keep_samples;
+  r.timer = m.timer;
+  if (r.timer == TimerChoice::kCupti && r.profile_runs > 0) {
+    return absl::InvalidArgumentError(
+        "measurement.timer = cupti with profile_runs: profile mode times each launch with CUDA "
+        "events (CUPTI belongs to the profiler then); use timer auto or events");
+  }
   return r;
+}
+
+// The timer choice against the backend: the CPU backend times with its steady clock and has no
+// CUPTI (auto and events both mean that clock there).
+absl::Status CheckTimer(const MeasurementOptions& m, const Backend& backend) {
+  if (m.timer == TimerChoice::kCupti && backend.kind() == BackendKind::kCpu) {
+    return absl::FailedPreconditionError(
+        "measurement.timer = cupti: the CPU backend has no CUPTI; its samples are timed with the "
+        "host's steady clock (timer auto or events)");
+  }
+  return absl::OkStatus();
 }
 
 // Cache mode, verification, profiling, force, the seed (fresh and random unless the request fixes
@@ -337,6 +354,7 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                                         spec.geometry.items_per_thread, device));
   RETURN_IF_ERROR(ChooseGrid(backend, device, &spec));
   ASSIGN_OR_RETURN(spec.measurement, ResolveMeasurement(request.measurement, limits));
+  RETURN_IF_ERROR(CheckTimer(spec.measurement, backend));
   ResolveRunOptions(request, limits, &spec);
   RETURN_IF_ERROR(CheckMemoryNow(spec, backend, device, limits));
   return spec;

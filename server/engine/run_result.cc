@@ -14,7 +14,8 @@ std::string MethodOf(const Backend& backend, const RunResult& result) {
         "profile mode (%s): each launch timed alone%s, no blocking kernel, no stopping rule",
         CacheModeName(result.spec.cache_mode), cold ? " after a cache flush" : "");
   }
-  return backend.SampleMethod(cold, result.hot_batch_size);
+  return backend.SampleMethod(cold, result.hot_batch_size,
+                              result.timer == SampleTimer::kCuptiActivity);
 }
 
 }  // namespace

@@ -58,6 +58,11 @@ struct RunResult {
   std::vector<double> sample_seconds;
   int sample_count = 0;
   double measured_seconds = 0;    // sum of kept sample times (device time)
+  // The clock that produced the samples, and where it was CUPTI, the median per-launch time of
+  // the same samples timed with CUDA events (the launch overhead CUPTI leaves out is the
+  // difference).
+  SampleTimer timer = SampleTimer::kCudaEvent;
+  std::optional<double> event_median_seconds;
   std::optional<double> min_clock_hz;  // SM clock range seen across samples, when measurable
   std::optional<double> max_clock_hz;
 

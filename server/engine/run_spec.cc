@@ -4,4 +4,28 @@ namespace gpubench {
 
 const char* CacheModeName(CacheMode mode) { return mode == CacheMode::kHot ? "hot" : "cold"; }
 
+const char* TimerChoiceName(TimerChoice choice) {
+  switch (choice) {
+    case TimerChoice::kAuto:
+      return "auto";
+    case TimerChoice::kCupti:
+      return "cupti";
+    case TimerChoice::kEvents:
+      return "events";
+  }
+  return "unknown";
+}
+
+const char* SampleTimerName(SampleTimer timer) {
+  switch (timer) {
+    case SampleTimer::kCuptiActivity:
+      return "cupti_activity";
+    case SampleTimer::kCudaEvent:
+      return "cuda_event";
+    case SampleTimer::kCpuClock:
+      return "cpu_clock";
+  }
+  return "unknown";
+}
+
 }  // namespace gpubench

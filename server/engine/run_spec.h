@@ -17,6 +17,18 @@ namespace gpubench {
 enum class CacheMode { kCold, kHot };
 const char* CacheModeName(CacheMode mode);  // "cold" / "hot"
 
+// Which clock times the samples (MeasurementOptions.timer). kAuto: kernel durations from CUPTI
+// activity records for cold samples on CUDA where CUPTI starts, CUDA events otherwise (hot samples
+// amortize the launch overhead over the batch); kCupti: CUPTI for cold and hot samples, an error
+// where it cannot start; kEvents: CUDA events only. The CPU backend times with its steady clock
+// (auto and events; cupti is refused).
+enum class TimerChoice { kAuto, kCupti, kEvents };
+const char* TimerChoiceName(TimerChoice choice);  // "auto" / "cupti" / "events"
+
+// The clock that produced a result's samples: "cupti_activity", "cuda_event", "cpu_clock".
+enum class SampleTimer { kCuptiActivity, kCudaEvent, kCpuClock };
+const char* SampleTimerName(SampleTimer timer);
+
 // Stopping criteria and warm-up, nvbench's vocabulary. Zero in a request means "server default".
 struct MeasurementOptions {
   int warmup_launches = 0;
@@ -30,6 +42,7 @@ struct MeasurementOptions {
   // launches. The statistics then include launch latency: for profiling, not for reporting.
   int profile_runs = 0;
   bool keep_samples = false;    // return the per-launch samples (at most kMaxReturnedSamples)
+  TimerChoice timer = TimerChoice::kAuto;
 };
 
 struct RunRequest {

@@ -26,6 +26,29 @@ std::vector<int> ToVector(const google::protobuf::RepeatedField<int32_t>& field)
   return out;
 }
 
+TimerChoice TimerFromProto(v1::Timer timer) {
+  switch (timer) {
+    case v1::TIMER_CUPTI:
+      return TimerChoice::kCupti;
+    case v1::TIMER_EVENTS:
+      return TimerChoice::kEvents;
+    default:  // TIMER_AUTO, and values this server does not know
+      return TimerChoice::kAuto;
+  }
+}
+
+v1::Timer TimerToProto(TimerChoice timer) {
+  switch (timer) {
+    case TimerChoice::kCupti:
+      return v1::TIMER_CUPTI;
+    case TimerChoice::kEvents:
+      return v1::TIMER_EVENTS;
+    case TimerChoice::kAuto:
+      break;
+  }
+  return v1::TIMER_AUTO;
+}
+
 // The cache mode (unset unless HOT or COLD) and the measurement options.
 void MeasurementFromProto(const v1::MeasurementOptions& m, RunRequest* r) {
   if (m.cache_mode() == v1::HOT) r->cache_mode = CacheMode::kHot;
@@ -38,6 +61,7 @@ void MeasurementFromProto(const v1::MeasurementOptions& m, RunRequest* r) {
   r->measurement.timeout_seconds = m.timeout_seconds();
   r->measurement.profile_runs = m.profile_runs();
   r->measurement.keep_samples = m.keep_samples();
+  r->measurement.timer = TimerFromProto(m.timer());
 }
 
 }  // namespace
@@ -154,6 +178,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->mutable_shape()->set_n(s.shape.n);
   req->mutable_shape()->set_k(s.shape.k);
   req->set_peer_device_index(s.peer_device_index);
+  req->set_timer(TimerToProto(s.measurement.timer));
   out->set_launch_report(r.launch_report);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());
@@ -197,6 +222,8 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   }
   for (const std::string& reason : r.clock_event_reasons) m->add_clock_event_reasons(reason);
   m->set_clock_events_unavailable_reason(r.clock_events_unavailable_reason);
+  m->set_timer(SampleTimerName(r.timer));
+  if (r.event_median_seconds.has_value()) m->set_event_median_seconds(*r.event_median_seconds);
 
   v1::Throughput* tp = out->mutable_throughput();
   tp->set_bytes_moved(r.bytes_moved);

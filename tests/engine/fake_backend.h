@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
 
 #include "kernels/backend.h"
 #include "kernels/cpu_backend.h"
@@ -33,6 +34,10 @@ struct FakeScript {
   bool blocking_timeout = false;
   std::atomic<int>* unblocked_samples = nullptr;  // counts UnblockedSample calls
   std::vector<std::string>* ranges = nullptr;     // PushRange names, in order
+  // Kernel durations (Session::StartKernelDurations): unset, the fake cannot record them; set,
+  // the duration of sample i per launch (nullopt: no record came back for it).
+  std::function<std::optional<double>(int sample)> kernel_seconds;
+  std::atomic<int>* kernel_duration_starts = nullptr;  // counts StartKernelDurations calls
   int64_t free_memory_bytes = int64_t{1} << 30;
   int devices = 1;
   int compute_capability = 0;                   // major x 10 + minor; 0 = not a CUDA device
@@ -50,11 +55,26 @@ class FakeSession final : public Session {
   absl::StatusOr<double> ColdSample() override {
     if (script_.sample_error) return *script_.sample_error;
     if (script_.blocking_timeout) return BlockingTimeout();
+    last_batch_ = 1;
     return Next();
   }
   absl::StatusOr<double> HotSample(int batch) override {
     if (script_.blocking_timeout) return BlockingTimeout();
+    last_batch_ = batch;
     return Next() * batch;
+  }
+  absl::Status StartKernelDurations() override {
+    if (!script_.kernel_seconds) return Session::StartKernelDurations();
+    if (script_.kernel_duration_starts != nullptr) ++*script_.kernel_duration_starts;
+    recording_ = true;
+    return absl::OkStatus();
+  }
+  void StopKernelDurations() override { recording_ = false; }
+  std::optional<double> LastKernelDurationSeconds() override {
+    if (!recording_ || sample_ == 0) return std::nullopt;
+    std::optional<double> d = script_.kernel_seconds(sample_ - 1);
+    if (d.has_value()) *d *= last_batch_;
+    return d;
   }
   absl::StatusOr<double> UnblockedSample(bool) override {
     if (script_.unblocked_samples != nullptr) ++*script_.unblocked_samples;
@@ -95,6 +115,8 @@ class FakeSession final : public Session {
   std::unique_ptr<Session> real_;
   const FakeScript& script_;
   int sample_ = 0;
+  int last_batch_ = 1;
+  bool recording_ = false;
 };
 
 class FakeBackend final : public Backend {
@@ -103,8 +125,9 @@ class FakeBackend final : public Backend {
       : script_(std::move(script)), cpu_(MakeCpuBackend({.devices = script_.devices, .threads_per_device = 1})) {}
   // Separate device memory and no counter profiler, as on a GPU; its own timing words.
   BackendKind kind() const override { return BackendKind::kCuda; }
-  std::string SampleMethod(bool cold, int hot_batch_size) const override {
-    return cold ? "fake cold sample" : "fake hot sample";
+  std::string SampleMethod(bool cold, int hot_batch_size, bool kernel_durations) const override {
+    return absl::StrCat(cold ? "fake cold sample" : "fake hot sample",
+                        kernel_durations ? " (kernel durations)" : "");
   }
   int device_count() const override { return script_.devices; }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {

@@ -134,6 +134,7 @@ TEST_F(MeasureTest, BlockingKernelTimeoutFallsBackToProfileModeWithANote) {
     unblocked = 0;
     RunSpec spec = Spec();
     spec.cache_mode = mode;
+    spec.measurement.timer = TimerChoice::kEvents;  // no "CUPTI unavailable" note from the fake
     absl::StatusOr<RunResult> r = Measure(spec);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_TRUE(r->profile_mode);

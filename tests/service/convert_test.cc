@@ -219,6 +219,31 @@ TEST_F(ConvertTest, ResultToProto) {
   EXPECT_DOUBLE_EQ(p.throughput().copy_ceiling_bytes_per_second(), 7e9);
 }
 
+TEST_F(ConvertTest, TimerChoiceAndTheTimerThatTimedTheSamples) {
+  v1::RunBenchmarkRequest request;
+  EXPECT_EQ(FromProto(request).measurement.timer, TimerChoice::kAuto);  // unset: auto
+  request.mutable_measurement()->set_timer(v1::TIMER_CUPTI);
+  EXPECT_EQ(FromProto(request).measurement.timer, TimerChoice::kCupti);
+  request.mutable_measurement()->set_timer(v1::TIMER_EVENTS);
+  EXPECT_EQ(FromProto(request).measurement.timer, TimerChoice::kEvents);
+
+  RunResult r = AResult(engine_, /*keep_samples=*/false);
+  r.spec.measurement.timer = TimerChoice::kEvents;
+  v1::RunResult p;
+  ToProto(r, &p);
+  EXPECT_EQ(p.request().timer(), v1::TIMER_EVENTS);
+  EXPECT_EQ(p.measurement().timer(), "cuda_event");  // RunResult's default
+  EXPECT_FALSE(p.measurement().has_event_median_seconds());
+
+  r.spec.measurement.timer = TimerChoice::kAuto;
+  r.timer = SampleTimer::kCuptiActivity;
+  r.event_median_seconds = 3e-6;
+  ToProto(r, &p);
+  EXPECT_EQ(p.request().timer(), v1::TIMER_AUTO);
+  EXPECT_EQ(p.measurement().timer(), "cupti_activity");
+  EXPECT_DOUBLE_EQ(p.measurement().event_median_seconds(), 3e-6);
+}
+
 TEST_F(ConvertTest, SweepRequestToPlan) {
   v1::RunSweepRequest p;
   p.add_kernels("add_f32");

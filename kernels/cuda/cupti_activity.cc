@@ -1,0 +1,283 @@
+#include "kernels/cuda/cupti_activity.h"
+
+#include <cupti_activity.h>
+#include <cupti_result.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cuda/cupti_library.h"
+
+namespace gpubench::cuda {
+namespace {
+
+// Ours among the external correlation kinds (CUSTOM0/1 are the ones other tools pick first).
+constexpr CUpti_ExternalCorrelationKind kRegionKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+// Each buffer CUPTI asks for; a cold sample's region produces a handful of records (~1 KB), a
+// hot batch of 256 launches a few hundred KB. Buffers are freed as soon as CUPTI hands them back.
+constexpr size_t kBufferBytes = size_t{4} << 20;
+// Operations whose region is not known yet (the L2 flush, the blocking kernel, warm-up launches
+// never get one) are dropped wholesale past this many: a bound on memory, not a cache.
+constexpr size_t kMaxUnmatchedCalls = size_t{1} << 16;
+// The GPU operations counted, and the API records (runtime and driver calls) that CUPTI needs
+// enabled to emit the external-correlation records naming each call's region.
+constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+
+// The CUPTI entry points used, resolved with dlsym; the declarations come from the headers.
+struct Api {
+#define GPUBENCH_CUPTI_FN(name) decltype(&::name) name = nullptr
+  GPUBENCH_CUPTI_FN(cuptiGetResultString);
+  GPUBENCH_CUPTI_FN(cuptiActivityRegisterCallbacks);
+  GPUBENCH_CUPTI_FN(cuptiActivityEnable);
+  GPUBENCH_CUPTI_FN(cuptiActivityDisable);
+  GPUBENCH_CUPTI_FN(cuptiActivityFlushAll);
+  GPUBENCH_CUPTI_FN(cuptiActivityGetNextRecord);
+  GPUBENCH_CUPTI_FN(cuptiActivityPushExternalCorrelationId);
+  GPUBENCH_CUPTI_FN(cuptiActivityPopExternalCorrelationId);
+#undef GPUBENCH_CUPTI_FN
+  std::string load_error;
+};
+
+const Api& LoadApi() {
+  static const Api* api = [] {
+    auto* a = new Api();
+    void* lib = CuptiLibrary(&a->load_error);
+    if (lib == nullptr) return a;
+#define GPUBENCH_LOAD(name)                                                       \
+  a->name = reinterpret_cast<decltype(a->name)>(dlsym(lib, #name));               \
+  if (a->name == nullptr && a->load_error.empty()) {                              \
+    a->load_error = absl::StrCat("libcupti has no ", #name, " (CUPTI too old)"); \
+  }
+    GPUBENCH_LOAD(cuptiGetResultString);
+    GPUBENCH_LOAD(cuptiActivityRegisterCallbacks);
+    GPUBENCH_LOAD(cuptiActivityEnable);
+    GPUBENCH_LOAD(cuptiActivityDisable);
+    GPUBENCH_LOAD(cuptiActivityFlushAll);
+    GPUBENCH_LOAD(cuptiActivityGetNextRecord);
+    GPUBENCH_LOAD(cuptiActivityPushExternalCorrelationId);
+    GPUBENCH_LOAD(cuptiActivityPopExternalCorrelationId);
+#undef GPUBENCH_LOAD
+    return a;
+  }();
+  return *api;
+}
+
+std::string Describe(const Api& api, const char* step, CUptiResult r) {
+  const char* text = "unknown";
+  api.cuptiGetResultString(r, &text);
+  return absl::StrCat(step, " failed: ", text);
+}
+
+// One GPU operation: device timestamps in ns; incomplete when CUPTI had not filled them (a
+// forced flush hands such records over).
+struct Operation {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  bool complete = false;
+};
+
+struct RegionSpan {
+  uint64_t start = std::numeric_limits<uint64_t>::max();
+  uint64_t end = 0;
+  int operations = 0;
+  bool incomplete = false;
+  std::vector<uint32_t> calls;  // correlation ids of the region's API calls
+  void Add(const Operation& op) {
+    if (!op.complete) {
+      incomplete = true;
+      return;
+    }
+    start = std::min(start, op.start);
+    end = std::max(end, op.end);
+    ++operations;
+  }
+};
+
+// Process-wide state. `users_mu` guards enabling (CUPTI calls that may deliver buffers, so never
+// under `mu`); `mu` guards what the buffer callback fills.
+struct Store {
+  std::mutex users_mu;
+  int users = 0;
+  bool registered = false;
+
+  std::mutex mu;
+  std::unordered_map<uint32_t, uint64_t> region_of_call;           // correlation id -> region
+  std::unordered_map<uint32_t, std::vector<Operation>> unmatched;  // correlation id -> operations
+  std::unordered_map<uint64_t, RegionSpan> regions;
+  std::atomic<uint64_t> next_region{1};
+
+  // With `mu` held.
+  void AddCall(uint32_t correlation, uint64_t region) {
+    region_of_call[correlation] = region;
+    RegionSpan& span = regions[region];
+    span.calls.push_back(correlation);
+    if (auto it = unmatched.find(correlation); it != unmatched.end()) {
+      for (const Operation& op : it->second) span.Add(op);
+      unmatched.erase(it);
+    }
+  }
+  void AddOperation(uint32_t correlation, const Operation& op) {
+    if (auto it = region_of_call.find(correlation); it != region_of_call.end()) {
+      regions[it->second].Add(op);
+      return;
+    }
+    if (unmatched.size() >= kMaxUnmatchedCalls) unmatched.clear();
+    unmatched[correlation].push_back(op);
+  }
+};
+
+Store& TheStore() {
+  static auto* store = new Store();
+  return *store;
+}
+
+template <typename Record>
+Operation OperationOf(const CUpti_Activity* r, uint32_t* correlation) {
+  const auto* rec = reinterpret_cast<const Record*>(r);
+  *correlation = rec->correlationId;
+  return {.start = rec->start,
+          .end = rec->end,
+          .complete = rec->start != 0 && rec->end != 0 && rec->end >= rec->start};
+}
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer == nullptr ? 0 : kBufferBytes;
+  *max_records = 0;  // as many as fit
+}
+
+void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_bytes) {
+  const Api& api = LoadApi();
+  Store& store = TheStore();
+  {
+    std::lock_guard<std::mutex> lock(store.mu);
+    CUpti_Activity* r = nullptr;
+    while (valid_bytes > 0 &&
+           api.cuptiActivityGetNextRecord(buffer, valid_bytes, &r) == CUPTI_SUCCESS) {
+      uint32_t correlation = 0;
+      std::optional<Operation> op;
+      switch (r->kind) {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+          op = OperationOf<CUpti_ActivityKernel10>(r, &correlation);
+          break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY:
+          op = OperationOf<CUpti_ActivityMemcpy6>(r, &correlation);
+          break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY2:
+          op = OperationOf<CUpti_ActivityMemcpyPtoP4>(r, &correlation);
+          break;
+        case CUPTI_ACTIVITY_KIND_MEMSET:
+          op = OperationOf<CUpti_ActivityMemset4>(r, &correlation);
+          break;
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+          const auto* ext = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(r);
+          if (ext->externalKind == kRegionKind) store.AddCall(ext->correlationId, ext->externalId);
+          break;
+        }
+        default:  // API records: needed only for the external-correlation records
+          break;
+      }
+      if (op.has_value()) store.AddOperation(correlation, *op);
+    }
+  }
+  std::free(buffer);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ActivityRecorder>> ActivityRecorder::Start() {
+  std::shared_lock<std::shared_mutex> gate(CuptiGate());  // waits for a counter pass to end
+  const Api& api = LoadApi();
+  if (!api.load_error.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("CUPTI activity: ", api.load_error));
+  }
+  Store& store = TheStore();
+  std::lock_guard<std::mutex> lock(store.users_mu);
+  if (!store.registered) {
+    if (CUptiResult r = api.cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
+        r != CUPTI_SUCCESS) {
+      return absl::FailedPreconditionError(Describe(api, "cuptiActivityRegisterCallbacks", r));
+    }
+    store.registered = true;
+  }
+  if (store.users == 0) {
+    for (size_t i = 0; i < std::size(kKinds); ++i) {
+      if (CUptiResult r = api.cuptiActivityEnable(kKinds[i]); r != CUPTI_SUCCESS) {
+        for (size_t j = 0; j < i; ++j) api.cuptiActivityDisable(kKinds[j]);
+        return absl::FailedPreconditionError(Describe(
+            api, absl::StrCat("cuptiActivityEnable(kind ", static_cast<int>(kKinds[i]), ")")
+                     .c_str(),
+            r));
+      }
+    }
+  }
+  ++store.users;
+  return std::unique_ptr<ActivityRecorder>(new ActivityRecorder(std::move(gate)));
+}
+
+ActivityRecorder::~ActivityRecorder() {
+  const Api& api = LoadApi();
+  Store& store = TheStore();
+  std::lock_guard<std::mutex> lock(store.users_mu);
+  if (--store.users > 0) return;
+  for (CUpti_ActivityKind kind : kKinds) api.cuptiActivityDisable(kind);
+  api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // hand back every buffer
+  std::lock_guard<std::mutex> data_lock(store.mu);
+  store.region_of_call.clear();
+  store.unmatched.clear();
+  store.regions.clear();
+}
+
+uint64_t ActivityRecorder::BeginRegion() {
+  const uint64_t region = TheStore().next_region.fetch_add(1);
+  LoadApi().cuptiActivityPushExternalCorrelationId(kRegionKind, region);
+  return region;
+}
+
+void ActivityRecorder::EndRegion() {
+  LoadApi().cuptiActivityPopExternalCorrelationId(kRegionKind, nullptr);
+}
+
+std::optional<ActivityRecorder::Span> ActivityRecorder::TakeSpan(uint64_t region) {
+  const Api& api = LoadApi();
+  Store& store = TheStore();
+  auto collect = [&]() -> std::optional<Span> {
+    std::lock_guard<std::mutex> lock(store.mu);
+    auto it = store.regions.find(region);
+    if (it == store.regions.end() || it->second.operations == 0 || it->second.incomplete) {
+      return std::nullopt;
+    }
+    return Span{.nanoseconds = it->second.end - it->second.start,
+                .operations = it->second.operations};
+  };
+  // A default flush hands over the buffers whose records are all complete; where the region's
+  // operations are not among them yet, a forced flush hands over the rest.
+  api.cuptiActivityFlushAll(0);
+  std::optional<Span> span = collect();
+  if (!span.has_value()) {
+    api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    span = collect();
+  }
+  std::lock_guard<std::mutex> lock(store.mu);
+  if (auto it = store.regions.find(region); it != store.regions.end()) {
+    for (uint32_t call : it->second.calls) store.region_of_call.erase(call);
+    store.regions.erase(it);
+  }
+  return span;
+}
+
+}  // namespace gpubench::cuda

@@ -1,0 +1,114 @@
+// Kernel durations from CUPTI activity records on a real GPU (ctest label gpu): each cold sample's
+// span is positive, never longer than the CUDA events around the same launch, and within a few
+// microseconds of them (the events add only the launch behind the blocking kernel); runs report
+// which timer produced their samples, and the counter pass still works after a recording run.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kernels/reference.h"
+#include "common/status_macros.h"
+#include "gpu/cuda_test.h"
+
+namespace gpubench {
+namespace {
+
+using ::testing::HasSubstr;
+
+class TimerGpuTest : public CudaTest {
+ protected:
+  // A session of `kernel` at `n` elements, as the engine opens one.
+  absl::StatusOr<std::unique_ptr<Session>> Open(const std::string& kernel, int64_t n) {
+    ASSIGN_OR_RETURN(spec_, ResolveRunRequest(Quick(kernel, n), *backend_, ServerLimits()));
+    data_ = GenerateHostData(*spec_.kernel, spec_.shape, 1, &pool_);
+    return backend_->Open(spec_.device_index, *spec_.kernel, spec_.geometry, data_);
+  }
+  RunSpec spec_;
+  HostData data_;
+};
+
+TEST_F(TimerGpuTest, ColdSpanIsPositiveAndWithinAFewMicrosecondsUnderTheEvents) {
+  absl::StatusOr<std::unique_ptr<Session>> session = Open("add_f32", int64_t{16} << 20);
+  ASSERT_TRUE(session.ok()) << session.status();
+  Session& s = **session;
+  ASSERT_TRUE(s.Warmup(3).ok());
+  absl::Status started = s.StartKernelDurations();
+  ASSERT_TRUE(started.ok()) << "CUPTI activity did not start: " << started;
+  for (int i = 0; i < 20; ++i) {
+    absl::StatusOr<double> events = s.ColdSample();
+    ASSERT_TRUE(events.ok()) << events.status();
+    std::optional<double> span = s.LastKernelDurationSeconds();
+    ASSERT_TRUE(span.has_value()) << "no activity record for sample " << i;
+    EXPECT_GT(*span, 1e-6) << i;  // a 16Mi f32 add reads and writes 192 MiB: tens of us
+    // cudaEventElapsedTime resolves about 0.5 us: allow that much above the events.
+    EXPECT_LE(*span, *events + 0.5e-6) << i;
+    EXPECT_LT(*events - *span, 5e-6) << "events " << *events << " s, span " << *span << " s";
+  }
+  s.StopKernelDurations();
+  ASSERT_TRUE(s.ColdSample().ok());
+  EXPECT_FALSE(s.LastKernelDurationSeconds().has_value());  // not recording any more
+}
+
+TEST_F(TimerGpuTest, RunsSayWhichTimerTimedThem) {
+  RunRequest r = Quick("add_f32", int64_t{16} << 20);
+  absl::StatusOr<RunResult> cupti = Run(r);
+  ASSERT_TRUE(cupti.ok()) << cupti.status();
+  EXPECT_EQ(cupti->timer, SampleTimer::kCuptiActivity)
+      << (cupti->notes.empty() ? "" : cupti->notes[0]);
+  ASSERT_TRUE(cupti->event_median_seconds.has_value());
+  EXPECT_GT(cupti->stats.median_seconds, 0);
+  EXPECT_LE(cupti->stats.median_seconds, *cupti->event_median_seconds + 0.5e-6);
+  EXPECT_LT(*cupti->event_median_seconds - cupti->stats.median_seconds, 5e-6);
+
+  r.measurement.timer = TimerChoice::kEvents;
+  absl::StatusOr<RunResult> events = Run(r);
+  ASSERT_TRUE(events.ok()) << events.status();
+  EXPECT_EQ(events->timer, SampleTimer::kCudaEvent);
+  EXPECT_FALSE(events->event_median_seconds.has_value());
+
+  r.cache_mode = CacheMode::kHot;  // auto: hot batches stay on events
+  r.measurement.timer = TimerChoice::kAuto;
+  absl::StatusOr<RunResult> hot = Run(r);
+  ASSERT_TRUE(hot.ok()) << hot.status();
+  EXPECT_EQ(hot->timer, SampleTimer::kCudaEvent);
+  r.measurement.timer = TimerChoice::kCupti;  // cupti: the batch's span
+  absl::StatusOr<RunResult> hot_cupti = Run(r);
+  ASSERT_TRUE(hot_cupti.ok()) << hot_cupti.status();
+  EXPECT_EQ(hot_cupti->timer, SampleTimer::kCuptiActivity);
+  EXPECT_LE(hot_cupti->stats.median_seconds, *hot_cupti->event_median_seconds + 0.5e-6);
+}
+
+// Library launches (CUB), copies (a memcpy record, not a kernel) and several kernels per launch
+// are spans too.
+TEST_F(TimerGpuTest, LibraryAndCopyLaunchesHaveSpans) {
+  for (const char* kernel : {"cub_add_f32", "copy_d2d", "add_f16x8_pack"}) {
+    RunRequest r = Quick(kernel, int64_t{16} << 20);
+    r.measurement.timer = TimerChoice::kCupti;
+    absl::StatusOr<RunResult> result = Run(r);
+    ASSERT_TRUE(result.ok()) << kernel << ": " << result.status();
+    EXPECT_EQ(result->timer, SampleTimer::kCuptiActivity) << kernel;
+    EXPECT_GT(result->stats.median_seconds, 1e-6) << kernel;
+    EXPECT_LE(result->stats.median_seconds, *result->event_median_seconds + 0.5e-6) << kernel;
+  }
+}
+
+// The counter profiler and activity recording share CUPTI one at a time: a recording run followed
+// by a counter pass in the same process gets counters (or a reason that is not a conflict).
+TEST_F(TimerGpuTest, CounterPassAfterRecording) {
+  RunRequest r = Quick("add_f32", int64_t{16} << 20);
+  r.profile = true;
+  absl::StatusOr<RunResult> result = Run(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->timer, SampleTimer::kCuptiActivity);
+  if (!result->counters.achieved_occupancy.has_value()) {
+    EXPECT_THAT(result->counters.unavailable_reason,
+                ::testing::Not(HasSubstr("profiling conflict")));
+    EXPECT_THAT(result->counters.unavailable_reason,
+                ::testing::Not(HasSubstr("another profiler")));
+  }
+  absl::StatusOr<RunResult> again = Run(Quick("add_f32", int64_t{1} << 20));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->timer, SampleTimer::kCuptiActivity);  // recording restarts after the pass
+}
+
+}  // namespace
+}  // namespace gpubench
