@@ -45,23 +45,7 @@ HOT_SIZE=${HOT_SIZE:-16Mi}  # step 7's size (the timers below are told 16777216 
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 HAVE_TORCH=0; timeout 60 python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null && HAVE_TORCH=1
 pack() { tar czf "$OUT/m3.tar.gz" -C "$R" . ; }
-exec 3>&1
-log() { echo "$*" >> "$R/steps.txt"; echo "$*" >&3; }
-cmd() { echo "$*" >> "$R/commands.txt"; }  # the exact commands, for the results file
-left() { echo $(( DEADLINE - $(date +%s) )); }
-# need SECONDS NAME: true when at least SECONDS of the budget are left, else logs the skip.
-need() { (( $(left) >= $1 )) && return 0; log "SKIPPED $2: $(left) s left, needs $1"; return 1; }
-now() { date +%s.%N; }
-# timed NAME LIMIT CMD...: runs CMD under timeout LIMIT (never past the deadline); logs rc, wall.
-timed() {
-  local name=$1 limit=$2 t0 rc; shift 2
-  (( limit > $(left) )) && limit=$(left)
-  (( limit < 1 )) && { log "$name SKIPPED: out of time"; return 124; }
-  t0=$(now)
-  timeout "$limit" "$@"; rc=$?
-  log "$name rc=$rc wall_s=$(awk -v a="$t0" -v b="$(now)" 'BEGIN {printf "%.2f", b - a}')"
-  return $rc
-}
+source bench/device_steps.sh  # log, cmd, left, need, timed, stop_tree
 # start_server NAME [VAR=VALUE...] [-- WRAPPER...]: sets $pid and $T; the log is $R/NAME.log.
 # $SERVER_ARGS (word-split) are extra server flags.
 start_server() {
@@ -76,27 +60,6 @@ start_server() {
   for _ in $(seq 1 600); do [[ -s $port_file ]] && break; sleep 0.1; done
   T=127.0.0.1:$(cat "$port_file"); rm -f "$port_file"
   log "server $name ${envs[*]:-} ${wrap[*]:0:1} ${SERVER_ARGS:-} pid=$pid at $T"
-}
-descendants() {
-  local child
-  for child in $(awk -v parent="$1" '$4 == parent {print $1}' /proc/[0-9]*/stat 2>/dev/null); do
-    echo "$child"; descendants "$child"
-  done
-}
-# stop_server PID: SIGTERM to the gpubench_server at or below PID (a profiler around it then writes
-# its report), up to 60 s (bounded by the deadline) for PID to end, then SIGKILL. Never `wait`.
-stop_server() {
-  local p=$1 q i
-  for q in "$p" $(descendants "$p"); do
-    [[ $(cat /proc/$q/comm 2>/dev/null) == gpubench_serve* ]] && kill -TERM "$q" 2>/dev/null
-  done
-  for i in $(seq 1 600); do
-    kill -0 "$p" 2>/dev/null || return 0
-    (( i % 10 == 0 && $(left) < 2 )) && break
-    sleep 0.1
-  done
-  log "stop_server: $p still running; killing"
-  for q in $(descendants "$p") "$p"; do kill -KILL "$q" 2>/dev/null; done
 }
 G() { "$B/gpubench" "$@" --target="$T"; }
 
@@ -129,7 +92,7 @@ for flush in memset clean; do
   cmd "GPUBENCH_L2_FLUSH=$flush gpubench_server ...; gpubench sweep --kernels=$kernels --sizes=$SIZES --mode=cold $MEASURE --format=csv"
   timed "cold_sweep_$flush" 110 "$B/gpubench" sweep --target="$T" --kernels="$kernels" --sizes="$SIZES" \
       --mode=cold $MEASURE --format=csv --progress=false > "$R/cold_$flush.csv" 2>> "$R/err.txt"
-  stop_server "$pid"
+  stop_tree "$pid"
   pack
 done
 
@@ -144,7 +107,7 @@ if [[ -n $NCU ]] && need 45 ncu_time; then
           --format=json > "$R/ncu_run_${k}_$n.json" 2>> "$R/err.txt"
     done
   done
-  stop_server "$pid"
+  stop_tree "$pid"
   timed ncu_time_import 30 "$NCU" -i "$R/ncu_time.ncu-rep" --csv --page raw --metrics gpu__time_duration.sum \
       > "$R/ncu_time.csv" 2>> "$R/err.txt"
   rm -f "$R/ncu_time.ncu-rep"
@@ -221,7 +184,7 @@ if ((HAVE_TORCH)) && need 60 alternate; then
       sed "s/^/$i,/" >> "$R/alt_torch.csv"
     log "alternate round $i done ($(left) s left)"
   done
-  stop_server "$pid"
+  stop_tree "$pid"
   pack
 fi
 
@@ -241,7 +204,7 @@ if need 45 hotloop; then
       SERVER_ARGS=
       timeout 20 "$B/gpubench" run add_f16_l2keep --size=$HOT_SIZE --mode=hot --target="$T" --format=json \
           > "$R/hot_server_${nvml}_nvml_$round.json" 2>> "$R/err.txt"
-      stop_server "$pid"
+      stop_tree "$pid"
     done
     batch=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['measurement']['hotBatchSize'])" "$R/hot_server_with_nvml_$round.json" 2>/dev/null || echo 77)
     log "hotloop round $round: server batch $batch"

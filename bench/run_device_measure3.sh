@@ -10,9 +10,9 @@
 #      CUB / copy / counter pass after recording
 #   2. one server at its defaults: KERNELS x 16Mi,256Mi cold, `gpubench run` (timer auto = CUPTI)
 #      and the same with --timer=events; JSON results
-#   3. repeatability: REPS default runs of REP_KERNELS at 1Mi, 16Mi, 256Mi (cold, timer auto)
-#   4. Nsight Compute gpu__time_duration (caches flushed, clocks not locked) of NCU_KERNELS at
+#   3. Nsight Compute gpu__time_duration (caches flushed, clocks not locked) of NCU_KERNELS at
 #      16Mi/256Mi, ncu on the server itself in profile mode (--profile_runs=5), as round 3 did
+#   4. repeatability: REPS default runs of REP_KERNELS at 1Mi, 16Mi, 256Mi (cold, timer auto)
 #   5. bench/measure3_report.py: the tables and the goal lines, on stdout and in report.md
 # Everything lands in $WORK (default /tmp/gpubench-m4) and is packed into $OUT/measure3.tar.gz
 # after every step. BACKEND=cpu smoke-tests the logic without a GPU (ncu and gpu_test skip).
@@ -30,22 +30,7 @@ REPS=${REPS:-5}
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [[ $BACKEND == cpu ]] && NCU=
 pack() { tar czf "$OUT/measure3.tar.gz" -C "$R" . ; }
-exec 3>&1
-log() { echo "$*" >> "$R/steps.txt"; echo "$*" >&3; }
-cmd() { echo "$*" >> "$R/commands.txt"; }
-left() { echo $(( DEADLINE - $(date +%s) )); }
-need() { (( $(left) >= $1 )) && return 0; log "SKIPPED $2: $(left) s left, needs $1"; return 1; }
-now() { date +%s.%N; }
-# timed NAME LIMIT CMD...: CMD under timeout LIMIT (never past the deadline); logs rc and wall time.
-timed() {
-  local name=$1 limit=$2 t0 rc; shift 2
-  (( limit > $(left) )) && limit=$(left)
-  (( limit < 1 )) && { log "$name SKIPPED: out of time"; return 124; }
-  t0=$(now)
-  timeout "$limit" "$@"; rc=$?
-  log "$name rc=$rc wall_s=$(awk -v a="$t0" -v b="$(now)" 'BEGIN {printf "%.2f", b - a}')"
-  return $rc
-}
+source bench/device_steps.sh  # log, cmd, left, need, timed, stop_tree
 # start_named NAME [WRAPPER...]: a server (under WRAPPER when given) on a free port; sets $pid, $T.
 start_named() {
   local name=$1 port_file=$R/$1.port; shift
@@ -57,28 +42,6 @@ start_named() {
   T=127.0.0.1:$(cat "$port_file"); rm -f "$port_file"
   log "server $name ${1:-} pid=$pid at $T"
 }
-descendants() {
-  local child
-  for child in $(awk -v parent="$1" '$4 == parent {print $1}' /proc/[0-9]*/stat 2>/dev/null); do
-    echo "$child"; descendants "$child"
-  done
-}
-# stop_named PID: SIGTERM to the gpubench_server at or below PID (a profiler around it then writes
-# its report), up to 60 s (bounded by the deadline), then SIGKILL. Never `wait`.
-stop_named() {
-  local p=$1 q i
-  for q in "$p" $(descendants "$p"); do
-    [[ $(cat /proc/$q/comm 2>/dev/null) == gpubench_serve* ]] && kill -TERM "$q" 2>/dev/null
-  done
-  for i in $(seq 1 600); do
-    kill -0 "$p" 2>/dev/null || return 0
-    (( i % 10 == 0 && $(left) < 2 )) && break
-    sleep 0.1
-  done
-  log "stop: $p still running; killing"
-  for q in $(descendants "$p") "$p"; do kill -KILL "$q" 2>/dev/null; done
-}
-
 { date -u +%FT%TZ
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit --format=csv
   echo "ncu: ${NCU:-none}"; [[ -n $NCU ]] && "$NCU" --version | tail -1
@@ -95,7 +58,7 @@ if [[ $BACKEND == cuda && -x $B/gpu_test ]] && need 40 gpu_test; then
   pack
 fi
 
-# 2 + 3. One server at its defaults: CUPTI (auto) vs events, then the repeated runs.
+# 2. One server at its defaults: CUPTI (auto) vs events.
 if need 30 timers; then
   start_named timers
   "$B/gpubench" devices --target="$T" > "$R/devices.txt" 2>&1
@@ -110,6 +73,31 @@ if need 30 timers; then
     done
   done
   pack
+  stop_tree "$pid"
+  pack
+fi
+
+# 3. Nsight Compute on the server itself, profile mode (launches without the blocking kernel).
+if [[ -n $NCU ]] && need 45 ncu_time; then
+  cmd "$NCU --target-processes all --clock-control none --cache-control all -k regex:Add --metrics gpu__time_duration.sum -o ncu_time gpubench_server ...; gpubench run K --size=N --profile_runs=5 --format=json (K in $NCU_KERNELS, N in 16Mi 256Mi)"
+  start_named ncu_time timeout 150 "$NCU" --target-processes all --clock-control none \
+      --cache-control all -k regex:Add --metrics gpu__time_duration.sum -o "$R/ncu_time" -f
+  for k in ${NCU_KERNELS//,/ }; do
+    for n in 16Mi 256Mi; do
+      timed "ncu_${k}_$n" 30 "$B/gpubench" run "$k" --size=$n --profile_runs=5 --target="$T" \
+          --format=json > "$R/ncu_run_${k}_$n.json" 2>> "$R/err.txt"
+    done
+  done
+  stop_tree "$pid"
+  timed ncu_import 30 "$NCU" -i "$R/ncu_time.ncu-rep" --csv --page raw \
+      --metrics gpu__time_duration.sum > "$R/ncu_time.csv" 2>> "$R/err.txt"
+  rm -f "$R/ncu_time.ncu-rep"
+  pack
+fi
+
+# 4. Repeatability: a fresh server at its defaults.
+if need 30 repeats; then
+  start_named repeats
   cmd "for i in 1..$REPS: gpubench run K --size=N --format=json  (K in $REP_KERNELS, N in 1Mi 16Mi 256Mi)"
   for i in $(seq 1 "$REPS"); do
     for k in ${REP_KERNELS//,/ }; do
@@ -121,25 +109,7 @@ if need 30 timers; then
     done
     log "repeat round $i done ($(left) s left)"
   done
-  stop_named "$pid"
-  pack
-fi
-
-# 4. Nsight Compute on the server itself, profile mode (launches without the blocking kernel).
-if [[ -n $NCU ]] && need 45 ncu_time; then
-  cmd "$NCU --target-processes all --clock-control none --cache-control all -k regex:Add --metrics gpu__time_duration.sum -o ncu_time gpubench_server ...; gpubench run K --size=N --profile_runs=5 --format=json (K in $NCU_KERNELS, N in 16Mi 256Mi)"
-  start_named ncu_time timeout 150 "$NCU" --target-processes all --clock-control none \
-      --cache-control all -k regex:Add --metrics gpu__time_duration.sum -o "$R/ncu_time" -f
-  for k in ${NCU_KERNELS//,/ }; do
-    for n in 16Mi 256Mi; do
-      timed "ncu_${k}_$n" 30 "$B/gpubench" run "$k" --size=$n --profile_runs=5 --target="$T" \
-          --format=json > "$R/ncu_run_${k}_$n.json" 2>> "$R/err.txt"
-    done
-  done
-  stop_named "$pid"
-  timed ncu_import 30 "$NCU" -i "$R/ncu_time.ncu-rep" --csv --page raw \
-      --metrics gpu__time_duration.sum > "$R/ncu_time.csv" 2>> "$R/err.txt"
-  rm -f "$R/ncu_time.ncu-rep"
+  stop_tree "$pid"
   pack
 fi
 

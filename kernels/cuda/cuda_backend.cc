@@ -253,6 +253,7 @@ class CudaSession final : public Session {
 
   absl::Status StartKernelDurations() override {
     if (recorder_ != nullptr) return absl::OkStatus();
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the recorder traces the current context
     ASSIGN_OR_RETURN(recorder_, cuda::ActivityRecorder::Start());
     return absl::OkStatus();
   }

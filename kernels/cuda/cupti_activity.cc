@@ -28,13 +28,16 @@ constexpr size_t kBufferBytes = size_t{4} << 20;
 // Operations whose region is not known yet (the L2 flush, the blocking kernel, warm-up launches
 // never get one) are dropped wholesale past this many: a bound on memory, not a cache.
 constexpr size_t kMaxUnmatchedCalls = size_t{1} << 16;
-// The GPU operations counted, and the API records (runtime and driver calls) that CUPTI needs
-// enabled to emit the external-correlation records naming each call's region.
-constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+// The GPU operations counted: enabled for the recording run's context only, so that other
+// devices' runs are not traced (where CUPTI refuses that, for every context).
+constexpr CUpti_ActivityKind kContextKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET};
+// The API records (runtime and driver calls, host-side only) that CUPTI needs enabled to emit the
+// external-correlation records naming each call's region: process-wide.
+constexpr CUpti_ActivityKind kGlobalKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
+                                               CUPTI_ACTIVITY_KIND_DRIVER,
+                                               CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
 
 // The CUPTI entry points used, resolved with dlsym; the declarations come from the headers.
 struct Api {
@@ -43,6 +46,8 @@ struct Api {
   GPUBENCH_CUPTI_FN(cuptiActivityRegisterCallbacks);
   GPUBENCH_CUPTI_FN(cuptiActivityEnable);
   GPUBENCH_CUPTI_FN(cuptiActivityDisable);
+  GPUBENCH_CUPTI_FN(cuptiActivityEnableContext);
+  GPUBENCH_CUPTI_FN(cuptiActivityDisableContext);
   GPUBENCH_CUPTI_FN(cuptiActivityFlushAll);
   GPUBENCH_CUPTI_FN(cuptiActivityGetNextRecord);
   GPUBENCH_CUPTI_FN(cuptiActivityPushExternalCorrelationId);
@@ -65,6 +70,8 @@ const Api& LoadApi() {
     GPUBENCH_LOAD(cuptiActivityRegisterCallbacks);
     GPUBENCH_LOAD(cuptiActivityEnable);
     GPUBENCH_LOAD(cuptiActivityDisable);
+    GPUBENCH_LOAD(cuptiActivityEnableContext);
+    GPUBENCH_LOAD(cuptiActivityDisableContext);
     GPUBENCH_LOAD(cuptiActivityFlushAll);
     GPUBENCH_LOAD(cuptiActivityGetNextRecord);
     GPUBENCH_LOAD(cuptiActivityPushExternalCorrelationId);
@@ -112,6 +119,8 @@ struct Store {
   std::mutex users_mu;
   int users = 0;
   bool registered = false;
+  std::unordered_map<CUcontext, int> context_users;  // recorders per context
+  bool context_kinds_global = false;  // kContextKinds enabled for every context (fallback)
 
   std::mutex mu;
   std::unordered_map<uint32_t, uint64_t> region_of_call;           // correlation id -> region
@@ -197,6 +206,36 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
   std::free(buffer);
 }
 
+// Enables `kinds` (for `context`, or for every context when it is null); on a failure disables
+// the ones it enabled and says which failed.
+std::string EnableKinds(const Api& api, CUcontext context, const CUpti_ActivityKind* kinds,
+                        size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const CUptiResult r = context != nullptr ? api.cuptiActivityEnableContext(context, kinds[i])
+                                             : api.cuptiActivityEnable(kinds[i]);
+    if (r == CUPTI_SUCCESS) continue;
+    for (size_t j = 0; j < i; ++j) {
+      context != nullptr ? api.cuptiActivityDisableContext(context, kinds[j])
+                         : api.cuptiActivityDisable(kinds[j]);
+    }
+    return Describe(api,
+                    absl::StrCat(context != nullptr ? "cuptiActivityEnableContext(kind "
+                                                    : "cuptiActivityEnable(kind ",
+                                 static_cast<int>(kinds[i]), ")")
+                        .c_str(),
+                    r);
+  }
+  return "";
+}
+
+void DisableKinds(const Api& api, CUcontext context, const CUpti_ActivityKind* kinds,
+                  size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    context != nullptr ? api.cuptiActivityDisableContext(context, kinds[i])
+                       : api.cuptiActivityDisable(kinds[i]);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ActivityRecorder>> ActivityRecorder::Start() {
@@ -204,6 +243,11 @@ absl::StatusOr<std::unique_ptr<ActivityRecorder>> ActivityRecorder::Start() {
   const Api& api = LoadApi();
   if (!api.load_error.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("CUPTI activity: ", api.load_error));
+  }
+  std::string error;
+  CUcontext context = CurrentContext(&error);
+  if (context == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("CUPTI activity: ", error));
   }
   Store& store = TheStore();
   std::lock_guard<std::mutex> lock(store.users_mu);
@@ -215,26 +259,44 @@ absl::StatusOr<std::unique_ptr<ActivityRecorder>> ActivityRecorder::Start() {
     store.registered = true;
   }
   if (store.users == 0) {
-    for (size_t i = 0; i < std::size(kKinds); ++i) {
-      if (CUptiResult r = api.cuptiActivityEnable(kKinds[i]); r != CUPTI_SUCCESS) {
-        for (size_t j = 0; j < i; ++j) api.cuptiActivityDisable(kKinds[j]);
-        return absl::FailedPreconditionError(Describe(
-            api, absl::StrCat("cuptiActivityEnable(kind ", static_cast<int>(kKinds[i]), ")")
-                     .c_str(),
-            r));
+    error = EnableKinds(api, nullptr, kGlobalKinds, std::size(kGlobalKinds));
+    if (!error.empty()) return absl::FailedPreconditionError(error);
+  }
+  if (store.context_users[context] == 0 && !store.context_kinds_global) {
+    error = EnableKinds(api, context, kContextKinds, std::size(kContextKinds));
+    if (!error.empty()) {
+      // Where CUPTI cannot trace one context, trace them all (other devices' runs then pay it).
+      const std::string global = EnableKinds(api, nullptr, kContextKinds, std::size(kContextKinds));
+      if (!global.empty()) {
+        store.context_users.erase(context);
+        if (store.users == 0) DisableKinds(api, nullptr, kGlobalKinds, std::size(kGlobalKinds));
+        return absl::FailedPreconditionError(absl::StrCat(error, "; ", global));
       }
+      store.context_kinds_global = true;
     }
   }
+  ++store.context_users[context];
   ++store.users;
-  return std::unique_ptr<ActivityRecorder>(new ActivityRecorder(std::move(gate)));
+  return std::unique_ptr<ActivityRecorder>(new ActivityRecorder(std::move(gate), context));
 }
 
 ActivityRecorder::~ActivityRecorder() {
   const Api& api = LoadApi();
   Store& store = TheStore();
   std::lock_guard<std::mutex> lock(store.users_mu);
+  auto* context = static_cast<CUcontext>(context_);
+  if (--store.context_users[context] == 0) {
+    store.context_users.erase(context);
+    if (!store.context_kinds_global) {
+      DisableKinds(api, context, kContextKinds, std::size(kContextKinds));
+    }
+  }
   if (--store.users > 0) return;
-  for (CUpti_ActivityKind kind : kKinds) api.cuptiActivityDisable(kind);
+  DisableKinds(api, nullptr, kGlobalKinds, std::size(kGlobalKinds));
+  if (store.context_kinds_global) {
+    DisableKinds(api, nullptr, kContextKinds, std::size(kContextKinds));
+    store.context_kinds_global = false;
+  }
   api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // hand back every buffer
   std::lock_guard<std::mutex> data_lock(store.mu);
   store.region_of_call.clear();

@@ -20,8 +20,9 @@
 
 namespace gpubench::cuda {
 
-// Records while it exists: the first recorder of the process enables CUPTI's activity kinds, the
-// last one disables them (several devices' runs may record at once). Holds CuptiGate() shared,
+// Records while it exists, the operations of the context current at Start (the run's device):
+// the first recorder of a context enables the operation kinds for it, the first of the process
+// the API kinds; the last ones disable them (several devices' runs may record at once). Holds CuptiGate() shared,
 // so the counter profiler waits until no run records. Use from one thread (the run's).
 class ActivityRecorder {
  public:
@@ -47,8 +48,10 @@ class ActivityRecorder {
   std::optional<Span> TakeSpan(uint64_t region);
 
  private:
-  explicit ActivityRecorder(std::shared_lock<std::shared_mutex> gate) : gate_(std::move(gate)) {}
+  ActivityRecorder(std::shared_lock<std::shared_mutex> gate, void* context)
+      : gate_(std::move(gate)), context_(context) {}
   std::shared_lock<std::shared_mutex> gate_;
+  void* context_;  // the CUcontext whose operations it records
 };
 
 }  // namespace gpubench::cuda

@@ -1,5 +1,6 @@
 #include "kernels/cuda/cupti_library.h"
 
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,21 @@ void* CuptiLibrary(std::string* error) {
   }();
   if (loaded->handle == nullptr && error != nullptr) *error = loaded->error;
   return loaded->handle;
+}
+
+CUcontext CurrentContext(std::string* error) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q) !=
+          cudaSuccess ||
+      fn == nullptr) {
+    *error = "cuCtxGetCurrent not available from the driver";
+    return nullptr;
+  }
+  CUcontext ctx = nullptr;
+  reinterpret_cast<CUresult (*)(CUcontext*)>(fn)(&ctx);
+  if (ctx == nullptr) *error = "no current CUDA context";
+  return ctx;
 }
 
 std::shared_mutex& CuptiGate() {

@@ -4,6 +4,8 @@
 #ifndef GPUBENCH_KERNELS_CUDA_CUPTI_LIBRARY_H_
 #define GPUBENCH_KERNELS_CUDA_CUPTI_LIBRARY_H_
 
+#include <cuda.h>
+
 #include <shared_mutex>
 #include <string>
 
@@ -12,6 +14,10 @@ namespace gpubench::cuda {
 // The handle of libcupti.so.13 (dlopen'ed at the first call: by name through the loader's path,
 // then where CUDA installs put it), or nullptr with `*error` saying why.
 void* CuptiLibrary(std::string* error);
+
+// The calling thread's current CUDA context (the runtime's primary context of the current device,
+// through the driver entry point: the runtime is linked statically), or nullptr with `*error`.
+CUcontext CurrentContext(std::string* error);
 
 // The counter profiler replays kernels with the range profiler while activity recording would
 // turn every replay into records: a profiling pass holds this exclusively, each recorder (one per

@@ -136,16 +136,9 @@ class Pass {
     if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
       return "cannot make the device's context current";
     }
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        fn == nullptr) {
-      return "cuCtxGetCurrent not available from the driver";
-    }
-    CUcontext ctx = nullptr;
-    reinterpret_cast<CUresult (*)(CUcontext*)>(fn)(&ctx);
-    if (ctx == nullptr) return "no current CUDA context";
+    std::string context_error;
+    CUcontext ctx = CurrentContext(&context_error);
+    if (ctx == nullptr) return context_error;
 
     auto init = CuptiParams<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
     if (CUptiResult r = c_.cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) {
