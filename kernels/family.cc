@@ -2,21 +2,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/parallel.h"
+#include "common/splitmix64.h"
 
 namespace gpubench {
 namespace {
 
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Uniform in [-1, 1) with 24 random bits: exactly representable in float.
 double UniformValue(uint64_t seed, uint64_t stream, int64_t i) {
-  const uint64_t bits =
-      SplitMix64(seed ^ SplitMix64(stream * 0x632be59bd9b4e019ULL + static_cast<uint64_t>(i)));
+  const uint64_t bits = SplitMix64Hash(
+      seed ^ SplitMix64Hash(stream * 0x632be59bd9b4e019ULL + static_cast<uint64_t>(i)));
   return static_cast<double>(bits >> 40) / static_cast<double>(1 << 23) - 1.0;
 }
 

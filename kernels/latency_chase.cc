@@ -3,34 +3,9 @@
 #include <cstring>
 #include <utility>
 
+#include "common/splitmix64.h"
+
 namespace gpubench {
-namespace {
-
-// SplitMix64 (Steele, Lea, Flood 2014): a fixed, portable 64-bit generator (the standard library's
-// distributions differ between implementations, so the cycle would too).
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, bound), bound >= 1: Lemire's multiply-shift with rejection (unbiased).
-  uint64_t Below(uint64_t bound) {
-    while (true) {
-      const unsigned __int128 m = static_cast<unsigned __int128>(Next()) * bound;
-      const uint64_t low = static_cast<uint64_t>(m);
-      if (low >= bound || low >= (-bound) % bound) return static_cast<uint64_t>(m >> 64);
-    }
-  }
-
- private:
-  uint64_t state_;
-};
-
-}  // namespace
 
 std::vector<uint32_t> RandomCycle(int64_t nodes, uint64_t seed) {
   std::vector<uint32_t> next(static_cast<size_t>(nodes));

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/splitmix64.h"
 #include "kernels/backend.h"
 #include "kernels/catalog.h"
 #include "kernels/families/families.h"
@@ -46,7 +47,7 @@ int64_t OneWord(const RunShape&) { return 1; }
 void GenerateChase(const GenerateContext& context, std::span<std::byte> out) {
   const int64_t nodes = ChaseNodes(context.shape.elements);
   if (nodes < 2) return;  // a footprint the family refuses: nothing to lay out
-  LayOutChase(RandomCycle(nodes, context.seed ^ (context.stream * 0x9e3779b97f4a7c15ULL)), 0,
+  LayOutChase(RandomCycle(nodes, context.seed ^ (context.stream * kSplitMix64Gamma)), 0,
               out.data());
 }
 
