@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/parallel.h"
+#include "kernels/families/gemm_precisions.h"
 #include "kernels/gemm.h"
 #include "kernels/launch.h"
 
@@ -42,17 +43,12 @@ void Setup(GemmPrecision precision, const KernelBuffers& buffers,
 
 }  // namespace
 
-#define GPUBENCH_GEMM_CPU_SETUP(Name, Precision)                                          \
+#define GPUBENCH_GEMM_CPU_SETUP(Name, ...)                                                \
   void GemmSetup##Name(const KernelBuffers& buffers, const LaunchGeometry&,               \
                        std::unique_ptr<LaunchState>* state, std::string* report) {        \
-    Setup(Precision, buffers, state, report);                                             \
+    Setup(GemmPrecision::k##Name, buffers, state, report);                                \
   }
-GPUBENCH_GEMM_CPU_SETUP(F16, GemmPrecision::kF16)
-GPUBENCH_GEMM_CPU_SETUP(BF16, GemmPrecision::kBF16)
-GPUBENCH_GEMM_CPU_SETUP(TF32, GemmPrecision::kTF32)
-GPUBENCH_GEMM_CPU_SETUP(F32, GemmPrecision::kF32)
-GPUBENCH_GEMM_CPU_SETUP(F64, GemmPrecision::kF64)
-GPUBENCH_GEMM_CPU_SETUP(F8E4M3, GemmPrecision::kF8E4M3)
+GPUBENCH_GEMM_PRECISIONS(GPUBENCH_GEMM_CPU_SETUP)
 #undef GPUBENCH_GEMM_CPU_SETUP
 
 // "Threads" are rows of D (the family's launch_items is M; the last block may overhang).

@@ -9,35 +9,27 @@
 #include "kernels/backend.h"
 #include "kernels/catalog.h"
 #include "kernels/families/families.h"
+#include "kernels/families/gemm_precisions.h"
 #include "kernels/family.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_peak.h"
 
 namespace gpubench {
+
 namespace cpu {
-#define GPUBENCH_GEMM_DECLARE(Name)                                           \
-  void GemmSetup##Name(const KernelBuffers&, const LaunchGeometry&,           \
+#define GPUBENCH_GEMM_DECLARE(Name, ...)                                  \
+  void GemmSetup##Name(const KernelBuffers&, const LaunchGeometry&,       \
                        std::unique_ptr<LaunchState>*, std::string*);
-GPUBENCH_GEMM_DECLARE(F16)
-GPUBENCH_GEMM_DECLARE(BF16)
-GPUBENCH_GEMM_DECLARE(TF32)
-GPUBENCH_GEMM_DECLARE(F32)
-GPUBENCH_GEMM_DECLARE(F64)
-GPUBENCH_GEMM_DECLARE(F8E4M3)
+GPUBENCH_GEMM_PRECISIONS(GPUBENCH_GEMM_DECLARE)
 #undef GPUBENCH_GEMM_DECLARE
 void GemmRows(const KernelBuffers&, const LaunchGeometry&, int64_t, int64_t);
 }  // namespace cpu
 #if GPUBENCH_HAVE_CUDA
 namespace cuda {
-#define GPUBENCH_GEMM_DECLARE(Name)                                           \
-  int GemmSetup##Name(const KernelBuffers&, const LaunchGeometry&, void*,     \
+#define GPUBENCH_GEMM_DECLARE(Name, ...)                                  \
+  int GemmSetup##Name(const KernelBuffers&, const LaunchGeometry&, void*, \
                       std::unique_ptr<LaunchState>*, std::string*);
-GPUBENCH_GEMM_DECLARE(F16)
-GPUBENCH_GEMM_DECLARE(BF16)
-GPUBENCH_GEMM_DECLARE(TF32)
-GPUBENCH_GEMM_DECLARE(F32)
-GPUBENCH_GEMM_DECLARE(F64)
-GPUBENCH_GEMM_DECLARE(F8E4M3)
+GPUBENCH_GEMM_PRECISIONS(GPUBENCH_GEMM_DECLARE)
 #undef GPUBENCH_GEMM_DECLARE
 int GemmLaunch(const KernelBuffers&, const LaunchGeometry&, void*, const void**);
 }  // namespace cuda
@@ -151,23 +143,11 @@ constexpr KernelVariant Variant(absl::string_view name, DType dtype, absl::strin
 }
 
 constexpr KernelVariant kVariants[] = {
-    Variant("gemm_f16", DType::kF16, "cuBLASLt GEMM, f16 in and out, f32 accumulate (tensor cores)",
-            70, &cpu::GemmSetupF16, GPUBENCH_CUDA(GemmSetupF16)),
-    Variant("gemm_bf16", DType::kBF16,
-            "cuBLASLt GEMM, bf16 in and out, f32 accumulate (tensor cores)", 80,
-            &cpu::GemmSetupBF16, GPUBENCH_CUDA(GemmSetupBF16)),
-    Variant("gemm_tf32", DType::kF32,
-            "cuBLASLt GEMM, f32 in and out on TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)", 80,
-            &cpu::GemmSetupTF32, GPUBENCH_CUDA(GemmSetupTF32)),
-    Variant("gemm_f32", DType::kF32,
-            "cuBLASLt GEMM, f32 FMA on CUDA cores (CUBLAS_COMPUTE_32F: no tensor path)", 0,
-            &cpu::GemmSetupF32, GPUBENCH_CUDA(GemmSetupF32)),
-    Variant("gemm_f64", DType::kF64, "cuBLASLt GEMM, f64 (DMMA tensor cores where the GPU has them)",
-            0, &cpu::GemmSetupF64, GPUBENCH_CUDA(GemmSetupF64)),
-    Variant("gemm_f8e4m3", DType::kF8E4M3,
-            "cuBLASLt GEMM, fp8 e4m3 in with per-tensor scales 1/8, bf16 out, f32 accumulate (as "
-            "torch._scaled_mm); compute capability 8.9+",
-            89, &cpu::GemmSetupF8E4M3, GPUBENCH_CUDA(GemmSetupF8E4M3)),
+#define GPUBENCH_GEMM_VARIANT(Name, name, dtype, min_compute_capability, description) \
+  Variant("gemm_" #name, DType::dtype, description, min_compute_capability,          \
+          &cpu::GemmSetup##Name, GPUBENCH_CUDA(GemmSetup##Name)),
+    GPUBENCH_GEMM_PRECISIONS(GPUBENCH_GEMM_VARIANT)
+#undef GPUBENCH_GEMM_VARIANT
 };
 
 }  // namespace
