@@ -14,6 +14,7 @@
 #include "common/command_line.h"
 #include "common/echo.h"
 #include "server/engine/engine.h"
+#include "server/heap_trimmer.h"
 #include "server/metrics/metrics.h"
 #include "server/service/benchmark_service.h"
 #include "server/startup.h"
@@ -60,8 +61,11 @@ ABSL_FLAG(int, max_message_bytes, 4 << 20, "Largest gRPC message accepted.");
 ABSL_FLAG(int, max_concurrent_streams, 100,
           "Most concurrent calls (HTTP/2 streams) per client connection.");
 ABSL_FLAG(int64_t, max_memory_bytes, int64_t{1} << 30,
-          "gRPC resource quota: memory gRPC may use for connections and calls; past it new calls "
-          "and connections are refused (bounds abuse such as HTTP/2 rapid reset).");
+          "gRPC resource quota for connections and calls (gRPC 1.51 does not refuse new streams "
+          "past it: it does not bound an HTTP/2 rapid-reset flood, see README).");
+ABSL_FLAG(double, heap_trim_interval_seconds, 1,
+          "Every this often, freed heap memory the allocator still holds (more than 32 MiB) is "
+          "given back to the system, e.g. after a flood of reset HTTP/2 streams; 0 disables.");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics listen address host:port (port 0 picks one; empty disables).");
 ABSL_FLAG(std::string, metrics_port_file, "", "If set, write the bound metrics port here.");
@@ -122,6 +126,7 @@ ServerConfig ConfigFromFlags() {
   c.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   c.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   c.max_memory_bytes = absl::GetFlag(FLAGS_max_memory_bytes);
+  c.heap_trim_interval_seconds = absl::GetFlag(FLAGS_heap_trim_interval_seconds);
   c.backend = absl::GetFlag(FLAGS_backend);
   c.node_name = NodeName();
   c.cpu.devices = absl::GetFlag(FLAGS_cpu_devices);
@@ -174,6 +179,9 @@ int Main() {
     spdlog::critical("invalid flags: {}", std::string(valid.message()));
     return kExitBadStartup;
   }
+
+  const HeapTrimmer heap_trimmer(absl::Seconds(config.heap_trim_interval_seconds),
+                                 /*slack_bytes=*/int64_t{32} << 20);
 
   absl::StatusOr<Devices> devices = OpenDevices(config);
   if (!devices.ok()) return StartupFailed(devices.status());

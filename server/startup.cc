@@ -133,6 +133,7 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   number("schedule_interval_seconds", c.schedule_interval_seconds, 1, 7 * 86400);
   number("max_concurrent_streams", c.max_concurrent_streams, 1, 100000);
   number("max_memory_bytes", static_cast<double>(c.max_memory_bytes), 64 << 20, 1e15);
+  number("heap_trim_interval_seconds", c.heap_trim_interval_seconds, 0, 3600);
   // Partial TLS would silently serve plaintext.
   const bool cert = !c.tls.cert.empty();
   const bool key = !c.tls.key.empty();

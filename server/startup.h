@@ -45,6 +45,7 @@ struct ServerConfig {
   int max_message_bytes = 0;
   int max_concurrent_streams = 0;
   int64_t max_memory_bytes = 0;
+  double heap_trim_interval_seconds = 0;
   // The devices.
   std::string backend;          // auto | cpu | cuda
   CpuBackendOptions cpu;        // uuid_seed already defaulted to node_name

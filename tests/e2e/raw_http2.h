@@ -81,9 +81,21 @@ inline std::string HpackLiteral(const std::string& name, const std::string& valu
   return out;
 }
 
+// Reads and discards until the peer closes, for at most `timeout_ms`.
+inline void DrainUntilClosed(int fd, int timeout_ms) {
+  char buffer[65536];
+  pollfd p{fd, POLLIN, 0};
+  while (poll(&p, 1, timeout_ms) > 0) {
+    if (recv(fd, buffer, sizeof(buffer), 0) <= 0) return;
+  }
+}
+
 // Opens `streams` gRPC calls to `path` on one connection, each reset (RST_STREAM CANCEL) right
-// after its HEADERS, as fast as the socket takes them. Returns the number of streams sent before
-// the server closed the connection (== streams when it never did).
+// after its HEADERS, as fast as the socket takes them, then half-closes and waits (up to 10 s)
+// for the server to close: every stream sent has reached the server (closing with unread input
+// would send a TCP reset, and the server's kernel would drop what it had not read yet). Returns
+// the number of streams sent before the server closed the connection (== streams when it never
+// did).
 inline int RapidReset(int port, int streams, const std::string& path) {
   const int fd = ConnectLoopback(port);
   if (fd < 0) return 0;
@@ -112,6 +124,8 @@ inline int RapidReset(int port, int streams, const std::string& path) {
       sent = i + 1;
     }
   }
+  shutdown(fd, SHUT_WR);
+  DrainUntilClosed(fd, 10000);
   close(fd);
   return sent;
 }
