@@ -85,7 +85,8 @@ def load_runs(directory):
             clock=f"{mhz(find(result, 'minSmClockHz'))}-{mhz(find(result, 'maxSmClockHz'))}",
             batch=find(result, "hotBatchSize"),
             seconds=find(result, "measuredSeconds"),
-            samples=find(result, "samples")))
+            samples=find(result, "samples"),
+            throttled=find(result, "throttledSamples") or 0))
     return rows
 
 
@@ -157,7 +158,9 @@ def main():
     print("# GEMM: gpubench (cuBLASLt, setup trials) vs torch (cuBLAS), hot, ABBA rounds\n")
     print("Each side under gpubench's hot discipline: samples of `batch` back-to-back launches "
           "behind a short spin, for `s` timed seconds; median per-launch time. SM clock MHz: "
-          "gpubench min-max over its samples, torch min/median/max (NVML after each sample).\n")
+          "gpubench min-max over its samples (read by its blocking kernel; samples below 75% of "
+          "the default clock are discarded as throttled and counted), torch min/median/max "
+          "(NVML after each sample, none discarded).\n")
     print("| precision | M=N=K | gpubench TFLOP/s (rounds) | torch TFLOP/s (rounds) | ratio of "
           "means | goal | gpubench clock / batch / s | torch clock / batch / s | verified | "
           "gpubench algorithm | torch kernel |")
@@ -195,6 +198,7 @@ def main():
         if theirs:
             theirs_text += f" ({next(iter(theirs.values()))['impl']})"
         mine_disc = "; ".join(f"{r['clock']} / {r['batch']} / {float(r['seconds'] or 0):.2f}"
+                              + (f" ({r['throttled']} throttled)" if r["throttled"] else "")
                               for r in sorted(ok, key=lambda r: r["round"])) or "-"
         theirs_disc = "; ".join(f"{theirs[i]['clock']} / {theirs[i]['batch']} / "
                                 f"{float(theirs[i]['seconds'] or 0):.2f}"
