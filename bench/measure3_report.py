@@ -19,8 +19,8 @@ import sys
 D = sys.argv[1]
 MI = 1 << 20
 SIZES = {"1Mi": MI, "16Mi": 16 * MI, "256Mi": 256 * MI}
-NCU_KERNELS = os.environ.get("NCU_KERNELS", "add_f32,add_f32x4,add_f16x8_pack").split(",")
-KERNELS = os.environ.get("KERNELS", "add_f32,add_f32x4,add_f16x8_pack,copy_d2d").split(",")
+NCU_KERNELS = os.environ.get("NCU_KERNELS", "add_f32,add_f32x4,add_f16x8_pack,add_f32_tuned").split(",")
+KERNELS = os.environ.get("KERNELS", "add_f32,add_f32x4,add_f16x8_pack,add_f32_tuned,copy_d2d").split(",")
 NCU_LIMIT = 0.01  # the goal: within 1% of ncu
 REP_LIMIT = {"1Mi": 0.02, "16Mi": 0.005, "256Mi": 0.005}  # the repeatability goal
 
@@ -56,19 +56,21 @@ def pct(x):
 
 
 def ncu_medians():
-    """(kernel, size name) -> (median gpu__time_duration seconds, launches)."""
+    """(kernel, size name) -> (median gpu__time_duration seconds, launches), runs in order."""
     times = []
     if os.path.exists(path("ncu_time.csv")):
         rows = list(csv.reader(open(path("ncu_time.csv"))))
         start = next((i for i, r in enumerate(rows) if "gpu__time_duration.sum" in r), None)
         if start is not None:
             col = rows[start].index("gpu__time_duration.sum")
+            name_col = rows[start].index("Kernel Name") if "Kernel Name" in rows[start] else None
             unit = rows[start + 1][col]
             scale = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3,
                      "msecond": 1e-3}.get(unit, 1e-9)
             for r in rows[start + 2:]:
                 if len(r) > col and r[col]:
-                    times.append(float(r[col].replace(",", "")) * scale)
+                    name = r[name_col] if name_col is not None else ""
+                    times.append((float(r[col].replace(",", "")) * scale, name))
     out, i = {}, 0
     for k in NCU_KERNELS:
         for n in ("16Mi", "256Mi"):
@@ -78,8 +80,13 @@ def ncu_medians():
             launches = int(r["timing"]["samples"]) + 1  # profile launches + verification
             chunk = times[i:i + launches]
             i += launches
-            if chunk:
-                out[(k, n)] = (statistics.median(chunk), len(chunk))
+            # One run's launches are one kernel: another name in the chunk means the launches of
+            # the runs are misaligned (a run that failed after ncu saw some of its launches).
+            if chunk and len({name for _, name in chunk}) == 1:
+                out[(k, n)] = (statistics.median(t for t, _ in chunk), len(chunk))
+            elif chunk:
+                print(f"note: ncu launches for {k} {n} mix kernels "
+                      f"{sorted({name for _, name in chunk})}; left out\n")
     return out
 
 
@@ -120,6 +127,21 @@ def main():
     print(f"\n**Goal (cold within 1% of ncu at 16Mi and 256Mi, >= 3 kernels, CUPTI timer): "
           f"{'MET' if len(good) >= 3 else 'NOT MET'}** — {len(good)} kernel(s) within 1% at both "
           f"sizes: {', '.join(good) or 'none'} (of {len(met)} measured by ncu).\n")
+
+    hot = [(f, f.replace("hot_before_", "hot_after_"))
+           for f in sorted(glob.glob(path("hot_before_*.json")))]
+    if hot:
+        print("## Hot (timer auto = CUDA events over the batch): before and after CUPTI recording "
+              "in the same server\n")
+        print("| run | timer | before | after | after/before - 1 |")
+        print("|---|---|---|---|---|")
+        for b, a in hot:
+            rb, ra = result(os.path.basename(b)), result(os.path.basename(a))
+            timer = rb["measurement"].get("timer", "?") if rb else "-"
+            print(f"| {os.path.basename(b)[len('hot_before_'):-5]} | {timer} | "
+                  f"{us(median_of(rb))} | {us(median_of(ra))} | "
+                  f"{pct(rel(median_of(ra), median_of(rb)))} |")
+        print()
 
     print("## Repeatability: default runs (cold, timer auto)\n")
     print("| kernel | N | timer(s) | medians | max/min - 1 | limit | ok |")

@@ -9,7 +9,8 @@
 #   1. gpu_test --gtest_filter='TimerGpuTest.*': per-sample CUPTI spans vs events, the timer field,
 #      CUB / copy / counter pass after recording
 #   2. one server at its defaults: KERNELS x 16Mi,256Mi cold, `gpubench run` (timer auto = CUPTI)
-#      and the same with --timer=events; JSON results
+#      and the same with --timer=events; JSON results; HOT_KERNEL hot (events) before and after
+#      the cold runs
 #   3. Nsight Compute gpu__time_duration (caches flushed, clocks not locked) of NCU_KERNELS at
 #      16Mi/256Mi, ncu on the server itself in profile mode (--profile_runs=5), as round 3 did
 #   4. repeatability: REPS default runs of REP_KERNELS at 1Mi, 16Mi, 256Mi (cold, timer auto)
@@ -23,10 +24,11 @@ PATH=$PATH:/usr/local/cuda/bin
 OUT=${OUT:-/tmp/gpubench-out}
 R=${WORK:-/tmp/gpubench-m4}; rm -rf "$R"; mkdir -p "$R" "$OUT"
 DEADLINE=$(( $(date +%s) + ${BUDGET_S:-270} ))
-KERNELS=${KERNELS:-add_f32,add_f32x4,add_f16x8_pack,copy_d2d}
-NCU_KERNELS=${NCU_KERNELS:-add_f32,add_f32x4,add_f16x8_pack}  # ncu sees kernels, not copy_d2d's memcpy
+KERNELS=${KERNELS:-add_f32,add_f32x4,add_f16x8_pack,add_f32_tuned,copy_d2d}
+NCU_KERNELS=${NCU_KERNELS:-add_f32,add_f32x4,add_f16x8_pack,add_f32_tuned}  # ncu sees kernels, not copy_d2d's memcpy
 REP_KERNELS=${REP_KERNELS:-add_f32,add_f16x8_pack}
 REPS=${REPS:-5}
+HOT_KERNEL=${HOT_KERNEL:-add_f32x4}
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [[ $BACKEND == cpu ]] && NCU=
 pack() { tar czf "$OUT/measure3.tar.gz" -C "$R" . ; }
@@ -62,6 +64,16 @@ fi
 if need 30 timers; then
   start_named timers
   "$B/gpubench" devices --target="$T" > "$R/devices.txt" 2>&1
+  # Hot batches stay on events under auto: the same hot runs before any CUPTI recording in this
+  # server and after it (a residue of CUPTI in the process would show as a difference).
+  hot_runs() {
+    for n in 16Mi 256Mi; do
+      timed "hot_$1_${HOT_KERNEL}_$n" 25 "$B/gpubench" run "$HOT_KERNEL" --size=$n --mode=hot \
+          --target="$T" --format=json > "$R/hot_$1_${HOT_KERNEL}_$n.json" 2>> "$R/err.txt"
+    done
+  }
+  cmd "gpubench run $HOT_KERNEL --size=N --mode=hot --format=json (N in 16Mi 256Mi; before and after the cold runs)"
+  hot_runs before
   cmd "gpubench run K --size=N --format=json [--timer=events]  (K in $KERNELS, N in 16Mi 256Mi; server defaults)"
   for k in ${KERNELS//,/ }; do
     for n in 16Mi 256Mi; do
@@ -72,7 +84,7 @@ if need 30 timers; then
           --format=json > "$R/events_${k}_$n.json" 2>> "$R/err.txt"
     done
   done
-  pack
+  need 10 hot_after && hot_runs after
   stop_tree "$pid"
   pack
 fi
@@ -115,7 +127,7 @@ fi
 
 # 5. The report.
 log "done ($(left) s left)"
-timeout 30 python3 bench/measure3_report.py "$R" > "$R/report.md" 2>> "$R/err.txt"
+KERNELS=$KERNELS NCU_KERNELS=$NCU_KERNELS timeout 30 python3 bench/measure3_report.py "$R" > "$R/report.md" 2>> "$R/err.txt"
 pack
 echo
 cat "$R/report.md"

@@ -144,10 +144,10 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
         spec.cache_mode == CacheMode::kCold ? session.ColdSample() : session.HotSample(batch);
     if (!sample.ok()) return sample.status();
     double device_seconds = *sample;
+    const double event_seconds = *sample / batch;
     if (durations) {
       const std::optional<double> kernel_seconds = session.LastKernelDurationSeconds();
       if (kernel_seconds.has_value()) {
-        event_samples.push_back(device_seconds / batch);
         device_seconds = *kernel_seconds;
       } else if (m.timer == TimerChoice::kCupti) {
         return absl::UnavailableError(absl::StrCat(
@@ -185,6 +185,7 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
     } else {
       throttled_in_a_row = 0;
       samples->push_back(seconds);
+      if (durations) event_samples.push_back(event_seconds);
       stopper.AddKept(seconds, device_seconds);
     }
     rule = stopper.Decide(SecondsSince(wall_start));

@@ -144,6 +144,38 @@ TEST_F(TimerTest, DurationsLongerThanTheEventsAreFlagged) {
   EXPECT_THAT(r->notes[0], HasSubstr("cross-check"));
 }
 
+TEST_F(TimerTest, ThrottledSamplesCountInNeitherClock) {
+  // Samples 0-2 throttled with slow event and kernel times; they must not reach either median.
+  backend_->script().default_clock_hz = 1e9;
+  backend_->script().clock_hz = [](int i) { return std::optional<double>(i < 3 ? 0.5e9 : 1e9); };
+  backend_->script().seconds = [](int i) { return i < 3 ? 1.0 : 10e-6; };
+  backend_->script().kernel_seconds = [](int i) {
+    if (i == 5) return std::optional<double>();  // then the run turns to events
+    return std::optional<double>(i < 3 ? 0.9 : 9e-6);
+  };
+  RunSpec spec = Spec(TimerChoice::kAuto);
+  absl::StatusOr<RunResult> r = Measure(spec);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->throttled_samples, 3);
+  EXPECT_EQ(r->timer, SampleTimer::kCudaEvent);
+  EXPECT_EQ(r->stats.count, 20);
+  EXPECT_DOUBLE_EQ(r->stats.max_seconds, 10e-6);
+  EXPECT_EQ(r->samples_taken, 23);
+
+  backend_->script().kernel_seconds = [](int i) {
+    return std::optional<double>(i % 23 < 3 ? 0.9 : 9e-6);
+  };
+  backend_->script().clock_hz = [](int i) {
+    return std::optional<double>(i % 23 < 3 ? 0.5e9 : 1e9);
+  };
+  backend_->script().seconds = [](int i) { return i % 23 < 3 ? 1.0 : 10e-6; };
+  r = Measure(spec);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->timer, SampleTimer::kCuptiActivity);
+  EXPECT_DOUBLE_EQ(r->stats.max_seconds, 9e-6);
+  EXPECT_DOUBLE_EQ(*r->event_median_seconds, 10e-6);
+}
+
 TEST_F(TimerTest, ProfileFallbackIsTimedByEvents) {
   backend_->script().blocking_timeout = true;
   absl::StatusOr<RunResult> r = Measure(Spec(TimerChoice::kAuto));
