@@ -59,7 +59,10 @@ SweepOutcome CollectSweep(v1::Benchmark::Stub& stub, const v1::RunSweepRequest& 
     } else if (event.has_result()) {
       out.results.push_back(event.result());
       if (progress) {
-        std::cerr << "  done: "
+        // Named like its progress lines: with --all_devices several items finish at once.
+        const v1::ResolvedRun& q = event.result().request();
+        std::cerr << "  done: device " << q.device_index() << " " << q.kernel() << " "
+                  << FormatElementCount(q.elements()) << ": "
                   << FormatBytesPerSecond(event.result().throughput().bandwidth_bytes_per_second())
                   << "\n";
       }

@@ -181,6 +181,12 @@ TEST(NewUser, HelpListsEachCommandsFlagsAndBadFlagsExit2) {
     const int status = pclose(pipe);
     return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
   };
+  for (const std::string& helpfull : {server + " --helpfull", std::string(GPUBENCH_CLI_BINARY) + " --helpfull"}) {
+    auto [code, text] = run(helpfull);
+    EXPECT_EQ(code, 0) << helpfull;
+    EXPECT_EQ(text.find("Flags from"), std::string::npos) << "build paths in " << helpfull;
+    EXPECT_EQ(text.find(".cc:"), std::string::npos) << "build paths in " << helpfull;
+  }
   auto [server_help_code, server_help] = run(server + " --help");
   EXPECT_EQ(server_help_code, 0);
   for (const char* flag : {"--listen", "--queue_capacity", "--max_warmup_seconds",
@@ -351,6 +357,8 @@ TEST(NewUser, OutputNamesDevicesAndIsConsistent) {
   ASSERT_EQ(table.exit_code, 0) << table.out;
   EXPECT_NE(table.out.find("device 0 add_f32"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("device 1 add_f32"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("done: device 0 add_f32"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("done: device 1 add_f32"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("device"), std::string::npos);
   const CliResult csv =
       RunCli("sweep --kernels=cub_add_f32 --sizes=1000 --min_samples=2 --max_samples=3 --format=csv" + t);

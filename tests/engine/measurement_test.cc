@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "engine/fake_backend.h"
@@ -255,6 +257,26 @@ TEST_F(MeasureTest, CancellationBetweenSamples) {
   absl::StatusOr<RunResult> r = Measure(Spec(), [&] { return ++polls > 3; });
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+}
+
+// Issue 18 (hostile 4): every phase of a run sees cancellation. Cancelling at the k-th poll, for
+// every k until the run completes, ends the run in each phase in turn.
+TEST_F(MeasureTest, EveryPhaseHonoursCancellation) {
+  RunSpec spec = Spec();
+  spec.measurement.warmup_launches = 3;
+  spec.profile = true;
+  std::set<std::string> phases;
+  for (int k = 1; k < 1000; ++k) {
+    int polls = 0;
+    absl::StatusOr<RunResult> r = Measure(spec, [&] { return ++polls >= k; });
+    if (r.ok()) break;
+    ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+    phases.insert(std::string(r.status().message()));
+  }
+  for (const char* phase : {"run cancelled during warm-up", "run cancelled while sampling",
+                            "run cancelled before verification", "run cancelled before profiling"}) {
+    EXPECT_TRUE(phases.count(phase)) << phase;
+  }
 }
 
 TEST_F(MeasureTest, WrongOutputFailsVerification) {

@@ -43,6 +43,51 @@ def check(ok, what):
         failures.append(what)
 
 
+# dcgm-exporter's labels, documented beside the metrics table (on every device and result series).
+DCGM_LABELS = {"UUID", "gpu", "pci_bus_id", "modelName", "Hostname"}
+
+
+def readme_metric_labels(readme):
+    """{metric: (required label names, optional ones)} from README's metrics table ("as above"
+    repeats the row before; parentheses are notes, not labels; "+ x for ..." is a label only some
+    of the row's metrics have). Rows whose labels are prose are left out."""
+    documented, previous, in_table = {}, (set(), set()), False
+    for line in readme.splitlines():
+        if line.startswith("| metric | labels | what |"):
+            in_table = True
+            continue
+        if not in_table or line.startswith("|---"):
+            continue
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        names = re.findall(r"`(\w+)`", cells[0])
+        text = re.sub(r"\([^)]*\)", "", cells[1]).replace("`", "")
+        if text.startswith("as above"):
+            labels = previous
+        elif "/" in text:
+            continue  # prose (info metrics: "device facts / version, ...")
+        else:
+            parts = [l.strip() for l in re.split(r"[,;]", text) if l.strip()]
+            labels = ({l.split(" ")[0] for l in parts if not l.startswith("+")},
+                      {l.strip("+ ").split(" ")[0] for l in parts if l.startswith("+")})
+        previous = labels
+        for name in names:
+            documented[name] = labels
+    return documented
+
+
+def scraped_labels(scrape):
+    """{metric: label names seen} (histogram series under their family name, without `le`)."""
+    seen = {}
+    for line in scrape.splitlines():
+        m = re.match(r"(\w+?)(_bucket|_sum|_count)?\{(.*)\} ", line)
+        if m and not line.startswith("#"):
+            labels = set(re.findall(r'(\w+)="', m.group(3))) - {"le"}
+            seen.setdefault(m.group(1), set()).update(labels)
+    return seen
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -206,6 +251,24 @@ def main():
                        "gpubench_build_info", "gpubench_run_verification_passed"):
             check(family in scrape, f"scrape has {family}")
         check('outcome="DEADLINE_EXCEEDED"' in scrape, "the failed run is counted by outcome")
+        # Issue 18 (newcomer 10): README's metrics table says what the scrape has. Every series
+        # scraped carries the documented labels and no others (DCGM's are documented apart);
+        # a documented metric may be missing only where the CPU backend cannot feed it.
+        with open(os.path.join(src, "README.md")) as f:
+            documented = readme_metric_labels(f.read())
+        seen = scraped_labels(scrape)
+        check(len(documented) >= 20, f"README's metrics table parsed ({len(documented)} metrics)")
+        for name, (labels, optional) in documented.items():
+            if name not in seen:
+                check(name in GPU_ONLY or name in ("gpubench_run_registers_per_thread",
+                                                   "gpubench_run_flops_per_second",
+                                                   "gpubench_metrics_series_evicted_total"),
+                      f"README's {name} is on the scrape (or GPU-only, or not fed by this run)")
+                continue
+            extra = seen[name] - labels - optional - DCGM_LABELS
+            check(labels <= seen[name] and not extra,
+                  f"{name}: README says labels {sorted(labels | optional)}, the scrape has "
+                  f"{sorted(seen[name])}")
 
         rules_file = os.path.join(src, "deploy/prometheus/rules.yml")
         r = subprocess.run(["promtool", "check", "rules", rules_file], capture_output=True, text=True)
