@@ -81,15 +81,18 @@ SamplingStopper MakeStopper(const MeasurementOptions& m) {
 }
 
 // Kernel durations for the samples of this run where the timer choice asks for them (TimerChoice):
-// cold samples under auto, every sample under cupti, on a backend that is not the host's. Starts
-// the session's recording and sets result->timer; under auto a recorder that cannot start leaves
-// CUDA events, with a note; under cupti it is an error.
+// cold samples under auto (of families timed behind the blocking kernel: the pageable copies'
+// time includes the host's staging copies, which no GPU record covers), every sample under cupti,
+// on a backend that is not the host's. Starts the session's recording and sets result->timer;
+// under auto a recorder that cannot start leaves CUDA events, with a note; under cupti it is an
+// error.
 absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
                                           RunResult* result) {
   const TimerChoice choice = spec.measurement.timer;
+  const bool auto_cold = choice == TimerChoice::kAuto && spec.cache_mode == CacheMode::kCold &&
+                         spec.kernel->family->blocking_kernel;
   const bool wanted = result->timer != SampleTimer::kCpuClock &&
-                      (choice == TimerChoice::kCupti ||
-                       (choice == TimerChoice::kAuto && spec.cache_mode == CacheMode::kCold));
+                      (choice == TimerChoice::kCupti || auto_cold);
   if (!wanted) return false;
   absl::Status started = session.StartKernelDurations();
   if (!started.ok()) {

@@ -63,6 +63,26 @@ TEST_F(TimerTest, AutoTimesColdSamplesByKernelDurationsAndKeepsTheEventMedian) {
   EXPECT_EQ(starts_.load(), 1);
 }
 
+TEST_F(TimerTest, AutoKeepsPageableCopiesOnEvents) {
+  // Timed without the blocking kernel: their time includes host-side staging no record covers.
+  RunRequest r;
+  r.kernel = "copy_h2d_pageable";
+  r.elements = 4096;
+  r.measurement.min_samples = 5;
+  r.measurement.min_time_seconds = 1e-6;
+  absl::StatusOr<RunSpec> spec = ResolveRunRequest(r, *backend_, ServerLimits());
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_FALSE(spec->kernel->family->blocking_kernel);
+  absl::StatusOr<RunResult> result = Measure(*spec);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->timer, SampleTimer::kCudaEvent);
+  EXPECT_EQ(starts_.load(), 0);
+  spec->measurement.timer = TimerChoice::kCupti;  // asked for: the span of the copies' records
+  result = Measure(*spec);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->timer, SampleTimer::kCuptiActivity);
+}
+
 TEST_F(TimerTest, AutoKeepsHotBatchesOnEvents) {
   absl::StatusOr<RunResult> r = Measure(Spec(TimerChoice::kAuto, CacheMode::kHot));
   ASSERT_TRUE(r.ok()) << r.status();
