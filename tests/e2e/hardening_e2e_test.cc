@@ -19,7 +19,9 @@
 #include <thread>
 #include <tuple>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "e2e/raw_http2.h"
@@ -653,6 +655,34 @@ TEST(Hostile, BadOperatorConfigurationRefusesToStart) {
     EXPECT_EQ(code, 2) << flags[0] << "\n" << log;
     const std::string wanted = expected == "partial TLS" ? "a partial TLS configuration" : expected;
     EXPECT_NE(log.find(wanted), std::string::npos) << flags[0] << "\n" << log;
+  }
+}
+
+// (9), the class: every numeric flag the server has (as its --helpfull lists them, so a flag
+// added later is covered too) refuses NaN and values out of any sensible range at start-up.
+TEST(Hostile, EveryNumericFlagIsValidated) {
+  FILE* pipe = popen((std::string(GPUBENCH_SERVER_BINARY) + " --helpfull 2>&1").c_str(), "r");
+  std::string help;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) help.append(buffer, n);
+  pclose(pipe);
+  std::vector<std::string> numeric;
+  for (absl::string_view line : absl::StrSplit(help, '\n')) {
+    line = absl::StripLeadingAsciiWhitespace(line);
+    const size_t at = line.rfind("(default: ");
+    if (!absl::StartsWith(line, "--") || at == absl::string_view::npos) continue;
+    const absl::string_view value = line.substr(at + 10, line.size() - at - 11);
+    double parsed;
+    if (absl::SimpleAtod(value, &parsed)) numeric.emplace_back(line.substr(2, line.find(' ') - 2));
+  }
+  EXPECT_GE(numeric.size(), 20u) << help;
+  for (const std::string& flag : numeric) {
+    for (const char* value : {"nan", "1e300", "-1e300"}) {
+      auto [code, log] = StartupFailure({absl::StrCat("--", flag, "=", value)});
+      EXPECT_EQ(code, 2) << flag << "=" << value << "\n" << log;
+      EXPECT_NE(log.find(flag), std::string::npos) << flag << "=" << value << "\n" << log;
+    }
   }
 }
 
