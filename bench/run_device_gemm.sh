@@ -21,6 +21,8 @@
 #   bench/run_device_gemm.sh [SIZES] [PRECISIONS]   (default 4096,8192 and f16,bf16,tf32,f8e4m3)
 # MEASURE (default "--min_time=0.5 --timeout=8") sets gpubench's measurement flags; EXTRA (default
 # 4096) the size of step 3 (non-square: M = 2 EXTRA, N = EXTRA / 4, K = EXTRA); ROUNDS (1 or 2).
+# BUDGET_SECONDS (default 300): steps 3 and 4 are skipped (and said so) when less than 90 s of it is
+# left, so the report (step 5, also rebuildable from the archive) is always written.
 # Expects .bundle/ (carried by the device tool) and python3 with torch on the device.
 set -uo pipefail
 sizes=${1:-4096,8192}
@@ -28,6 +30,13 @@ precisions=${2:-f16,bf16,tf32,f8e4m3}
 MEASURE=${MEASURE:---min_time=0.5 --timeout=8}
 extra=${EXTRA:-4096}
 rounds=${ROUNDS:-2}
+budget=${BUDGET_SECONDS:-300}
+# time_left_for STEP: true while at least 90 s of the budget remain.
+time_left_for() {
+  (( SECONDS + 90 <= budget )) && return 0
+  echo "skipped $1: ${SECONDS} s of the ${budget} s budget used"
+  return 1
+}
 OUT=${OUT:-/tmp/gpubench-out}
 R=$OUT/gemm; mkdir -p "$R"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -117,15 +126,17 @@ for p in ${precisions//,/ }; do
   pack
 done
 # 3. The rest of the family: CUDA-core f32, f64, a non-square shape, a cold (L2 flushed) run.
-run "f32_$extra" gemm_f32 --size="$extra" --mode=hot
-run "f64_$extra" gemm_f64 --size="$extra" --mode=hot
-run "bf16_m$((2 * extra))_n$((extra / 4))_k$extra" gemm_bf16 --m=$((2 * extra)) --n=$((extra / 4)) \
-    --k="$extra" --mode=hot
-run "bf16_${extra}_cold" gemm_bf16 --size="$extra" --mode=cold
-# The CLI's table too, for the README.
-echo "$B/gpubench run gemm_bf16 --size=$extra --mode=hot $MEASURE" >> "$R/command.txt"
-timeout 120 "$B/gpubench" run gemm_bf16 --target="$T" --size="$extra" --mode=hot $MEASURE \
-    > "$R/table_bf16_$extra.txt" 2>&1
+if time_left_for "the rest of the family"; then
+  run "f32_$extra" gemm_f32 --size="$extra" --mode=hot
+  run "f64_$extra" gemm_f64 --size="$extra" --mode=hot
+  run "bf16_m$((2 * extra))_n$((extra / 4))_k$extra" gemm_bf16 --m=$((2 * extra)) --n=$((extra / 4)) \
+      --k="$extra" --mode=hot
+  run "bf16_${extra}_cold" gemm_bf16 --size="$extra" --mode=cold
+  # The CLI's table too, for the README.
+  echo "$B/gpubench run gemm_bf16 --size=$extra --mode=hot $MEASURE" >> "$R/command.txt"
+  timeout 120 "$B/gpubench" run gemm_bf16 --target="$T" --size="$extra" --mode=hot $MEASURE \
+      > "$R/table_bf16_$extra.txt" 2>&1
+fi
 stop_gemm_server
 pack
 
@@ -136,7 +147,7 @@ if [[ -x $B/gemm_lt_probe ]]; then
   echo "probe rc=$?"; grep '^fp8' "$R/probe_fp8.txt"
 fi
 big=${sizes##*,}
-if command -v ncu > /dev/null && [[ $BACKEND == cuda ]]; then
+if command -v ncu > /dev/null && [[ $BACKEND == cuda ]] && time_left_for "ncu"; then
   ncu_args=(--target-processes all -k 'regex:nvjet|gemm|xmma|cutlass|sm90' --launch-count 1
             --section SpeedOfLight --section LaunchStats
             --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
