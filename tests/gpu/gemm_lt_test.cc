@@ -221,6 +221,41 @@ TEST_F(GemmLtTest, EveryCandidateMatchesTheHostReference) {
   }
 }
 
+// Needs neither a GPU nor the library: the launch report's wording, which bench/gemm_report.py
+// parses ("algo N, tile T,", "cluster C,", "the heuristic's #K of N", "fastest of M timed").
+TEST(GemmAlgorithmDescribe, NamesTheChoiceAndTheTrials) {
+  GemmAlgorithm g;
+  g.algo_id = 66;
+  g.tile = "320x128";
+  g.stages = "64xAUTO";
+  g.cluster_shape_id = 0;
+  g.workspace_bytes = 4;
+  g.waves_count = 12.61f;
+  g.candidates = 8;
+  g.rank = 7;
+  EXPECT_NE(g.Describe().find("cublasLt algo 66, tile 320x128, stages 64xAUTO, split-K 1"),
+            std::string::npos)
+      << g.Describe();
+  EXPECT_NE(g.Describe().find("the heuristic's #7 of 8, not timed"), std::string::npos)
+      << g.Describe();
+  g.timed = 8;
+  g.trial_rounds = 3;
+  g.trial_batch = 1;
+  g.trial_seconds = 1.58e-3;
+  g.first_trial_seconds = 1.66e-3;
+  g.refused = 0;
+  EXPECT_NE(g.Describe().find("the heuristic's #7 of 8, fastest of 8 timed at setup (3 trials of 1 "
+                              "launches): 1.58 ms vs 1.66 ms for the heuristic's first"),
+            std::string::npos)
+      << g.Describe();
+  g.refused = 2;
+  g.first_trial_seconds = 0;
+  EXPECT_NE(g.Describe().find("; 2 refused by cuBLASLt): 1.58 ms (the heuristic's first was "
+                              "refused)"),
+            std::string::npos)
+      << g.Describe();
+}
+
 // Needs the library but no GPU: the scales' alignment is checked before cuBLASLt is called.
 TEST(GemmPlanScales, Fp8NeedsAlignedScalesBeforeTheHeuristic) {
   auto lt = CublasLt::Load(kCublasLtLibrary);
