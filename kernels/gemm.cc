@@ -47,14 +47,19 @@ constexpr GemmPrecisionInfo kPrecisions[] = {
      .output_bytes = 8, .min_compute_capability = 0, .input_conversion_error = 0,
      .accumulation_unit = 0x1p-52, .output_unit = 0, .output_absolute_floor = 0x1p-1074},
     // cuBLASLt's default for FP8 (CUBLASLT_MATMUL_DESC_FAST_ACCUM = 0) promotes the tensor
-    // core's partial sums into f32 accumulators every k-block; the f32 bound then holds with a
-    // wide margin (see GemmErrorBound).
+    // core's partial sums into f32 accumulators every k-block, but inside a block Hopper's FP8
+    // tensor cores keep about 14 bits of the sum (DeepSeek-V3 technical report, arXiv:2412.19437,
+    // section 3.3.2, which promotes every 128 products). H200, 2026-11-30: 16^3 gemm_f8e4m3 put one
+    // element 7.6e-5 from the exact product (-0.0028076 vs -0.0027313) where the f32-only bound
+    // allowed 3e-5 (bench/results/2026-11-30-h200x2-session3.md). So: 2^-14 over up to 128 products;
+    // the bound is then loose at large K (8192: about 60% of a typical |value|).
     {.precision = GemmPrecision::kF8E4M3, .name = "f8e4m3", .input_type = "e4m3",
      .output_type = "bf16", .compute = "fp8 (e4m3) tensor cores, per-tensor scales, f32 accumulate",
      .input_dtype = DType::kF8E4M3, .output_dtype = DType::kBF16,
      .input_bytes = 1, .output_bytes = 2, .min_compute_capability = 89,
      .input_conversion_error = 0, .accumulation_unit = 0x1p-23, .output_unit = 0x1p-7,
-     .output_absolute_floor = 0x1p-133},
+     .output_absolute_floor = 0x1p-133, .limited_accumulation_unit = 0x1p-14,
+     .limited_accumulation_terms = 128},
 };
 
 double LoadInput(GemmPrecision p, const std::byte* base, int64_t i) {
@@ -284,9 +289,11 @@ void CpuGemm(const GemmHostData& data, void* d, ParallelPool* pool) {
 double GemmErrorBound(const GemmPrecisionInfo& info, int64_t k, double exact, double abs_sum,
                       const GemmErrorContext& context) {
   auto gamma = [](double n, double u) { return n * u < 0.5 ? n * u / (1 - n * u) : kInf; };
-  const double relative = info.input_conversion_error +
-                          gamma(static_cast<double>(k), info.accumulation_unit) +
-                          gamma(2.0 * context.split_k_reduced_in_output_type, info.output_unit);
+  const double relative =
+      info.input_conversion_error + gamma(static_cast<double>(k), info.accumulation_unit) +
+      gamma(static_cast<double>(std::min(k, info.limited_accumulation_terms)),
+            info.limited_accumulation_unit) +
+      gamma(2.0 * context.split_k_reduced_in_output_type, info.output_unit);
   if (std::isinf(relative)) return kInf;
   const double e = relative * abs_sum;
   return e + info.output_unit * (std::fabs(exact) + e) + info.output_absolute_floor;

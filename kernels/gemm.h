@@ -45,6 +45,11 @@ struct GemmPrecisionInfo {
   double accumulation_unit;
   double output_unit;
   double output_absolute_floor;
+  // Tensor cores that add partial sums at less than f32 precision before the accumulator gets
+  // them: unit roundoff of that partial sum and how many products it spans (0: none). GemmErrorBound
+  // adds gamma(min(K, terms), unit).
+  double limited_accumulation_unit = 0;
+  int64_t limited_accumulation_terms = 0;
 };
 
 // Every precision, in a stable order.

@@ -236,6 +236,21 @@ TEST(GemmErrorBound, GrowsWithKAndCoversEachTerm) {
   EXPECT_LT(GemmErrorBound(bf16, 8192, 30, 2048), 3.0);
 }
 
+// Hopper's FP8 tensor cores sum about 14 bits inside a k-block (kernels/gemm.cc): the H200 put a
+// 16^3 gemm_f8e4m3 element 7.6e-5 from the exact product, which the f32-only bound (3e-5) refused.
+TEST(GemmErrorBound, Fp8CoversTheTensorCoresLimitedAccumulation) {
+  const GemmPrecisionInfo& fp8 = GemmInfo(GemmPrecision::kF8E4M3);
+  EXPECT_GE(GemmRunTolerance(fp8, 16).atol, 7.6e-5);
+  // The limited part spans one k-block: beyond it the bound grows with the f32 accumulator only.
+  const double at_block = GemmErrorBound(fp8, 128, 0, 1);
+  EXPECT_NEAR(GemmErrorBound(fp8, 256, 0, 1) - at_block, 128 * 0x1p-23, 1e-6);
+  // Looser than the other precisions' at large K, but a value off by its own size (|exact| ~
+  // sqrt(K)/3 for these inputs: 30 at K = 8192) is still refused.
+  EXPECT_LT(GemmErrorBound(fp8, 8192, 30, 2048), 30.0);
+  // Other precisions keep their f32 (or wider) accumulation only.
+  EXPECT_EQ(GemmInfo(GemmPrecision::kBF16).limited_accumulation_terms, 0);
+}
+
 TEST(Gemm, RunToleranceCoversEveryElementsBound) {
   ParallelPool pool(2);
   for (const GemmPrecisionInfo& info : AllGemmPrecisions()) {
