@@ -53,8 +53,22 @@ using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 // size) and 24.15-24.44/24.24-24.35 us with any pad of 2-34 MiB (64 or 96 MiB apart), 1-1.7%
 // faster; 256Mi and f32 16Mi did not move (within 0.2%). Not counted by RunMemoryOf: a run that
 // fits but for the pad gets RESOURCE_EXHAUSTED from the allocation, as any failed cudaMalloc.
+// GPUBENCH_PLACEMENT_PAD_BYTES in the server's environment replaces the pad (0: none), for A/B
+// measurements like the one above; read once per process.
 constexpr size_t kPlacementPadBytes = size_t{2} << 20;
 constexpr size_t kPlacementPadMinBytes = size_t{1} << 20;
+
+size_t PlacementPadBytes() {
+  static const size_t pad = [] {
+    const char* value = std::getenv("GPUBENCH_PLACEMENT_PAD_BYTES");
+    if (value == nullptr || *value == '\0') return kPlacementPadBytes;
+    char* end = nullptr;
+    const unsigned long long bytes = std::strtoull(value, &end, 10);
+    return end != nullptr && *end == '\0' && bytes <= (size_t{1} << 30) ? static_cast<size_t>(bytes)
+                                                                        : kPlacementPadBytes;
+  }();
+  return pad;
+}
 
 // One buffer of a run, where its family's declaration places it. Frees itself.
 class PlacedBuffer {
@@ -76,7 +90,7 @@ class PlacedBuffer {
       case Placement::kPeerDevice:
         e = cudaSetDevice(device);
         if (e == cudaSuccess) {
-          e = cudaMalloc(&data_, size >= kPlacementPadMinBytes ? size + kPlacementPadBytes : size);
+          e = cudaMalloc(&data_, size >= kPlacementPadMinBytes ? size + PlacementPadBytes() : size);
         }
         owner_ = device;
         break;
