@@ -568,7 +568,7 @@ TEST(Hostile, RapidResetFloodIsBounded) {
     SCOPED_TRACE(path);
     ServerProcess server(server_flags);
     const FloodReport r = FloodWithRapidReset(server, path, token);
-    EXPECT_GE(r.sent, 20000);
+    EXPECT_GE(r.sent, 10000);  // 20,000-76,000 here; ~10 KB each would stay without the trimmer
     EXPECT_GT(r.served, 0);
     EXPECT_LE(r.failed, r.served / 4 + 1);
     EXPECT_LT(r.peak_rss - r.rss_before, int64_t{1} << 30);
