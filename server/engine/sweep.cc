@@ -1,6 +1,7 @@
 #include "server/engine/sweep.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -78,6 +79,30 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const SweepPlan& plan, const En
     }
   }
   return items;
+}
+
+bool SweepFitsDevices(const SweepPlan& plan, const Engine& engine) {
+  return !plan.multi_device || engine.backend().device_count() >= 2;
+}
+
+absl::StatusOr<std::vector<RunSpec>> ExpandSweeps(std::span<const SweepPlan> plans,
+                                                  const Engine& engine, int max_items) {
+  std::vector<RunSpec> all;
+  int sweeps = 0, multi_device_sweeps = 0;
+  for (const SweepPlan& plan : plans) {
+    const std::string which = plan.multi_device
+                                  ? absl::StrCat("multi-device sweep ", ++multi_device_sweeps)
+                                  : absl::StrCat("sweep ", ++sweeps);
+    if (!SweepFitsDevices(plan, engine)) continue;
+    absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, engine, max_items);
+    if (!items.ok()) {
+      return absl::Status(items.status().code(),
+                          absl::StrCat(which, " of the plan: ", items.status().message()));
+    }
+    all.insert(all.end(), std::make_move_iterator(items->begin()),
+               std::make_move_iterator(items->end()));
+  }
+  return all;
 }
 
 SweepRun::SweepRun(Engine* engine, std::vector<RunSpec> items, absl::Time deadline,

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct SweepPlan {
   // What every item shares: device, cache mode, measurement, verify, seed, profile, force. Its
   // kernel, elements, block_size and items_per_thread are ignored.
   RunRequest base;
+  // Needs two or more devices (peer copies: a plan's multi_device_sweeps). ExpandSweeps leaves it
+  // out on a server with one device; ExpandSweep expands it regardless.
+  bool multi_device = false;
 };
 
 // The product of `factors`, or limit + 1 as soon as it would exceed `limit` (never overflows);
@@ -40,6 +44,17 @@ int64_t CountCombinations(std::initializer_list<int64_t> factors, int64_t limit)
 // than `max_items` items. Thread-safe.
 absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const SweepPlan& plan, const Engine& engine,
                                                  int max_items);
+
+// Whether `plan` fits this server's devices: every plan does except a multi_device one on a
+// server with fewer than two devices (a one-GPU node runs the rest of a fleet plan). Thread-safe.
+bool SweepFitsDevices(const SweepPlan& plan, const Engine& engine);
+
+// Several sweeps (a scheduled plan) expanded in order into one list, each by ExpandSweep with its
+// own `max_items`, leaving out those that do not fit this server's devices (SweepFitsDevices).
+// Fails as a whole on the first failing sweep, named "sweep N of the plan" ("multi-device sweep
+// N" for multi_device ones; N counts from 1 within each kind). Thread-safe.
+absl::StatusOr<std::vector<RunSpec>> ExpandSweeps(std::span<const SweepPlan> plans,
+                                                  const Engine& engine, int max_items);
 
 // What a running sweep reports. Each is called on some thread, never two at once for one item.
 struct SweepCallbacks {

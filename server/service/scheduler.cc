@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/engine/run_op.h"
@@ -9,6 +11,25 @@
 #include "server/service/convert.h"
 
 namespace gpubench {
+
+namespace {
+
+// The plan's sweeps, then its multi-device sweeps (marked so: ExpandSweeps leaves them out on a
+// one-device server).
+std::vector<SweepPlan> SweepsOf(const v1::Plan& plan) {
+  std::vector<SweepPlan> sweeps;
+  for (const v1::RunSweepRequest& sweep : plan.sweeps()) sweeps.push_back(FromProto(sweep));
+  for (const v1::RunSweepRequest& sweep : plan.multi_device_sweeps()) {
+    sweeps.push_back(FromProto(sweep));
+    sweeps.back().multi_device = true;
+  }
+  return sweeps;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(Engine* engine, const v1::Plan& plan, absl::Duration interval, int max_items)
+    : engine_(engine), sweeps_(SweepsOf(plan)), interval_(interval), max_items_(max_items) {}
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(Engine* engine, const v1::Plan& plan,
                                                              absl::Duration interval,
@@ -20,40 +41,18 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(Engine* engine, con
   if (absl::StatusOr<std::vector<RunSpec>> items = scheduler->Expand(); !items.ok()) {
     return items.status();
   }
-  if (plan.multi_device_sweeps_size() > 0 && engine->backend().device_count() < 2) {
+  const auto left_out =
+      std::count_if(scheduler->sweeps_.begin(), scheduler->sweeps_.end(),
+                    [&](const SweepPlan& sweep) { return !SweepFitsDevices(sweep, *engine); });
+  if (left_out > 0) {
     spdlog::info("scheduled plan: {} multi-device sweep(s) left out: this server has one device",
-                 plan.multi_device_sweeps_size());
+                 left_out);
   }
   return scheduler;
 }
 
 absl::StatusOr<std::vector<RunSpec>> Scheduler::Expand() const {
-  std::vector<RunSpec> all;
-  auto add = [&](const v1::RunSweepRequest& sweep, const std::string& which) -> absl::Status {
-    absl::StatusOr<std::vector<RunSpec>> items =
-        ExpandSweep(FromProto(sweep), *engine_, max_items_);
-    if (!items.ok()) {
-      return absl::Status(items.status().code(),
-                          absl::StrCat(which, " of the plan: ", items.status().message()));
-    }
-    all.insert(all.end(), std::make_move_iterator(items->begin()),
-               std::make_move_iterator(items->end()));
-    return absl::OkStatus();
-  };
-  for (int i = 0; i < plan_.sweeps_size(); ++i) {
-    if (absl::Status s = add(plan_.sweeps(i), absl::StrCat("sweep ", i + 1)); !s.ok()) return s;
-  }
-  // Peer sweeps need a second device; on a one-device node they are left out (logged at start).
-  if (engine_->backend().device_count() >= 2) {
-    for (int i = 0; i < plan_.multi_device_sweeps_size(); ++i) {
-      if (absl::Status s = add(plan_.multi_device_sweeps(i),
-                               absl::StrCat("multi-device sweep ", i + 1));
-          !s.ok()) {
-        return s;
-      }
-    }
-  }
-  return all;
+  return ExpandSweeps(sweeps_, *engine_, max_items_);
 }
 
 Scheduler::~Scheduler() { Stop(); }

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "gpubench/v1/plan.pb.h"
 #include "server/engine/engine.h"
+#include "server/engine/sweep.h"
 
 namespace gpubench {
 
@@ -31,15 +32,14 @@ class Scheduler {
   int completed_passes() const;
 
  private:
-  Scheduler(Engine* engine, v1::Plan plan, absl::Duration interval, int max_items)
-      : engine_(engine), plan_(std::move(plan)), interval_(interval), max_items_(max_items) {}
+  Scheduler(Engine* engine, const v1::Plan& plan, absl::Duration interval, int max_items);
   void Loop();
-  // Every item of every sweep, in order (multi-device sweeps only with two or more devices); the
-  // first failing sweep's error otherwise.
+  // Every item of every sweep, in order (ExpandSweeps: multi-device sweeps only with two or more
+  // devices); the first failing sweep's error otherwise.
   absl::StatusOr<std::vector<RunSpec>> Expand() const;
 
   Engine* engine_;
-  const v1::Plan plan_;
+  const std::vector<SweepPlan> sweeps_;  // the plan's sweeps, then its multi-device sweeps
   const absl::Duration interval_;
   const int max_items_;
   mutable std::mutex mu_;

@@ -161,6 +161,48 @@ TEST(SweepTest, EmptyPlanAndBadItemsFailAsAWholeNamingTheItem) {
   EXPECT_THAT(items.status().message(), HasSubstr("block_size=100"));
 }
 
+// A scheduled plan: its sweeps in order; a multi-device (peer) sweep only where the server has a
+// second device (a one-GPU node runs the rest of the fleet plan); the failing sweep named.
+TEST(SweepTest, ExpandSweepsLeavesMultiDeviceSweepsOutOnOneDevice) {
+  SweepPlan single = TwoByTwo();
+  SweepPlan peer = TwoByTwo();
+  peer.kernels = {"add_f32"};
+  peer.multi_device = true;
+  const std::vector<SweepPlan> plans = {single, peer};
+
+  auto one = MakeEngine(1);
+  EXPECT_TRUE(SweepFitsDevices(single, *one));
+  EXPECT_FALSE(SweepFitsDevices(peer, *one));
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweeps(plans, *one, 100);
+  ASSERT_TRUE(items.ok()) << items.status();
+  EXPECT_EQ(items->size(), 4u);
+
+  auto two = MakeEngine(2);
+  EXPECT_TRUE(SweepFitsDevices(peer, *two));
+  items = ExpandSweeps(plans, *two, 100);
+  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_EQ(items->size(), 6u);
+  EXPECT_EQ((*items)[3].elements, 4096);  // the first sweep's items first
+  EXPECT_EQ((*items)[4].elements, 1024);
+
+  // A bad multi-device sweep fails the plan only where it runs, and is named.
+  SweepPlan bad_peer = peer;
+  bad_peer.kernels = {"no_such_kernel"};
+  const std::vector<SweepPlan> with_bad_peer = {single, bad_peer};
+  EXPECT_TRUE(ExpandSweeps(with_bad_peer, *one, 100).ok());
+  items = ExpandSweeps(with_bad_peer, *two, 100);
+  ASSERT_FALSE(items.ok());
+  EXPECT_EQ(items.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(items.status().message(), HasSubstr("multi-device sweep 1 of the plan: "));
+
+  SweepPlan bad = single;
+  bad.sizes = {0};
+  const std::vector<SweepPlan> with_bad = {single, bad_peer, bad};
+  items = ExpandSweeps(with_bad, *one, 100);
+  ASSERT_FALSE(items.ok());
+  EXPECT_THAT(items.status().message(), HasSubstr("sweep 2 of the plan: sweep item"));
+}
+
 // What a SweepRun reported, in order. Thread-safe.
 struct SweepLog {
   std::mutex mu;
