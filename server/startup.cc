@@ -163,7 +163,8 @@ absl::StatusOr<Devices> OpenDevices(const ServerConfig& config) {
   } else {
     spdlog::info("{}; running without NVML: no kernel driver version, NVML index or clock-event "
                  "reasons, no busy check", std::string(loaded.status().message()));
-    if (devices.sharing == GpuSharing::kShared && devices.backend->name() == "cuda") {
+    if (devices.sharing == GpuSharing::kShared &&
+        devices.backend->kind() == BackendKind::kCuda) {
       return absl::FailedPreconditionError(
           "--gpu_sharing=shared needs NVML to see other processes on the GPUs");
     }
@@ -187,7 +188,7 @@ ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend) {
   limits.queue_capacity = config.queue_capacity;
   limits.defaults.min_samples = config.default_min_samples;
   limits.defaults.min_time_seconds = config.default_min_time_seconds;
-  const bool cpu = backend.name() == "cpu";
+  const bool cpu = DeviceIsHost(backend.kind());
   limits.defaults.max_noise =
       config.default_max_noise > 0 ? config.default_max_noise : (cpu ? 0.02 : 0.005);
   limits.defaults.timeout_seconds =
