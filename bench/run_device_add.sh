@@ -16,14 +16,10 @@
 set -uo pipefail
 sizes=${1:-1Mi,16Mi,256Mi}
 autotune=${2:-}
-OUT=${OUT:-/tmp/gpubench-out}
-R=$OUT/add; mkdir -p "$R"
 source "$(dirname "$0")/device_lib.sh"
-pack() { tar czf "$OUT/add.tar.gz" -C "$R" . ; }
-machine_info "$R/machine.txt"
+results_begin add
 cat "$R/machine.txt"
-start_server "$R/server.log"
-"$B/gpubench" devices --target="$T" > "$R/devices.txt"
+start_server "$R/server.log" || { pack; exit 1; }
 if [[ $autotune == autotune ]]; then
   for k in add_f16_tuned add_bf16_tuned; do
     echo "$B/gpubench autotune $k --size=64Mi --mode=hot --block_sizes=256,384,512,768,1024 --items_per_thread=8 --min_time=0.05 --timeout=1 --apply" >> "$R/command.txt"
@@ -66,10 +62,10 @@ if [[ ${PROFILE:-0} == 1 ]]; then
   pack
 fi
 stop_server
-n_sizes=$(python3 -c "import sys; m={'Ki':1<<10,'Mi':1<<20,'Gi':1<<30}; print(' '.join(str(int(s[:-2])*m[s[-2:]]) if s[-2:] in m else s for s in sys.argv[1].split(',')))" "$sizes")
+n_sizes=$(size_numbers "$sizes")
 echo "python3 bench/torch_add.py $n_sizes" >> "$R/command.txt"
 timeout 170 python3 bench/torch_add.py $n_sizes > "$R/torch.csv" 2> "$R/torch.err"; echo "torch rc=$?"
-python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" >> "$R/machine.txt" 2>&1
+torch_version "$R/machine.txt"
 pack
 : > "$R/events.csv"  # independent CUDA-event timer for the default-launch tuned/bulk kernels
 for k in ${EVENT_KERNELS-add_f32_tuned add_f32_bulk add_f16_tuned add_f16_bulk}; do

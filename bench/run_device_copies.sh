@@ -12,17 +12,13 @@
 # Expects .bundle/ from bench/make_bundle.sh (carried by the device tool); python3 with torch.
 set -uo pipefail
 sizes=${1:-16Mi,256Mi}
-OUT=${OUT:-/tmp/gpubench-out}
-R=$OUT/copies; mkdir -p "$R"
 source "$(dirname "$0")/device_lib.sh"
-pack() { tar czf "$OUT/copies.tar.gz" -C "$R" . ; }
-machine_info "$R/machine.txt"
+results_begin copies
 { timeout 20 nvidia-smi topo -m; timeout 20 nvidia-smi -q -d PCIE 2>/dev/null | grep -iE "gpu 0|generation|width|max|current" | head -40
 } >> "$R/machine.txt" 2>&1
 cat "$R/machine.txt"
 [[ $BACKEND == cpu ]] && SERVER_ARGS="--cpu_devices=2 ${SERVER_ARGS:-}"
-start_server "$R/server.log"
-timeout 30 "$B/gpubench" devices --target="$T" > "$R/devices.txt" 2>&1
+start_server "$R/server.log" || { pack; exit 1; }
 MEASURE=${MEASURE:---min_time=0.2 --timeout=2}
 kernels=${KERNELS:-copy_h2d_pinned,copy_d2h_pinned,copy_h2d_pageable,copy_d2h_pageable,copy_bidir_pinned,copy_peer_ce,copy_peer_sm_pull,copy_peer_sm_push}
 echo "kernels: $kernels" | tee -a "$R/command.txt"
@@ -41,12 +37,12 @@ for k in copy_peer_ce copy_peer_sm_pull; do
       $MEASURE --format=json > "$R/reverse_$k.json" 2>> "$R/sweep.err"
   echo "reverse $k rc=$?"
 done
-stop_server_bounded
+stop_server
 pack
-n_bytes=$(python3 -c "import sys; m={'Ki':1<<10,'Mi':1<<20,'Gi':1<<30}; print(' '.join(str(4*int(s[:-2])*m[s[-2:]]) if s[-2:] in m else str(4*int(s)) for s in sys.argv[1].split(',')))" "$sizes")
+n_bytes=$(size_numbers "$sizes" 4)
 echo "python3 bench/torch_copy.py $n_bytes" >> "$R/command.txt"
 timeout 150 python3 bench/torch_copy.py $n_bytes > "$R/torch.csv" 2> "$R/torch.err"; echo "torch rc=$?"
-python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" >> "$R/machine.txt" 2>&1
+torch_version "$R/machine.txt"
 pack
 if [[ -x $B/copy_gpu_test ]]; then
   echo "$B/copy_gpu_test" >> "$R/command.txt"

@@ -12,17 +12,12 @@
 # BACKEND=cpu BUNDLE=DIR: a smoke run on a machine without a GPU (no pchase, no GPU tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/gpubench-out}
-mkdir -p "$OUT"
-R=$(mktemp -d)
 sizes=${1:-16Ki,32Ki,64Ki,128Ki,256Ki,512Ki,1Mi,2Mi,4Mi,8Mi,16Mi,32Mi,64Mi,128Mi,256Mi,512Mi,1Gi}
 source bench/device_lib.sh
-pack() { tar czf "$OUT/latency.tar.gz" -C "$R" . ; }
+results_begin latency "$(mktemp -d)"  # only the archive under $OUT
 say() { echo "$*" | tee -a "$R/steps.txt"; }
-machine_info "$R/machine.txt"
 cat "$R/machine.txt"
-start_server "$R/server.log"
-timeout 20 "$B/gpubench" devices --target="$T" > "$R/devices.txt" 2>&1
+start_server "$R/server.log" || { pack; exit 1; }
 say "server at $T: $(grep -m1 -i name "$R/devices.txt")"
 
 # 1. The latency family, hot: the L1, L2 and HBM plateaus in one sweep.
@@ -33,7 +28,7 @@ timeout 300 $cmd --target="$T" --progress=false > "$R/gpubench_hot.json" 2> "$R/
 say "gpubench latency sweep (hot) rc=$?"; pack
 
 # 2. The independent pointer chase at the same footprints (bytes).
-bytes=$(python3 -c "import sys; m={'Ki':1<<10,'Mi':1<<20,'Gi':1<<30}; print(' '.join(str(int(s[:-2])*m[s[-2:]]) if s[-2:] in m else s for s in sys.argv[1].split(',')))" "$sizes")
+bytes=$(size_numbers "$sizes")
 if [[ -x $B/pchase ]]; then
   echo "$B/pchase --reps=5 $bytes" >> "$R/command.txt"
   timeout 300 "$B/pchase" --reps=5 $bytes > "$R/pchase.csv" 2> "$R/pchase.err"
@@ -115,10 +110,7 @@ if [[ -x $B/gpu_test ]]; then
   timeout 240 "$B/gpu_test" --gtest_filter='*Latency*:*latency*' > "$R/gpu_test_latency.txt" 2>&1
   say "gpu_test (latency) rc=$? $(tail -3 "$R/gpu_test_latency.txt" | tr '\n' ' ')"
 fi
-# Stop the server without `wait`: TERM, up to 20 s to exit, then KILL.
-kill -TERM "$server" 2>/dev/null
-for _ in $(seq 1 100); do kill -0 "$server" 2>/dev/null || break; sleep 0.2; done
-kill -KILL "$server" 2>/dev/null
+stop_server
 grep -h "sampling\|error" "$R/sweep_hot.err" "$R/sweep_cold.err" 2>/dev/null | head -5
 pack
 say "archive: $OUT/latency.tar.gz"

@@ -6,10 +6,8 @@
 #   run_device_copies_smoke_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 build=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bundle/bin" "$work/bundle/lib"
-ln -s "$build/gpubench_server" "$build/gpubench" "$work/bundle/bin/"
+source "$(dirname "$0")/smoke_lib.sh"
+smoke_begin "$build"
 cd "$src"
 OUT=$work/out BUNDLE=$work/bundle BACKEND=cpu MEASURE="--min_time=0.01 --timeout=0.5" \
   bash bench/run_device_copies.sh 4Ki,64Ki > "$work/stdout" 2>&1

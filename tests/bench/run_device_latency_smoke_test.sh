@@ -5,10 +5,8 @@
 #   run_device_latency_smoke_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 build=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bundle/bin" "$work/bundle/lib"
-ln -s "$build/gpubench_server" "$build/gpubench" "$work/bundle/bin/"
+source "$(dirname "$0")/smoke_lib.sh"
+smoke_begin "$build"
 cd "$src"
 # Small footprints (the host's caches) and a small plan: seconds, not minutes.
 cat > "$work/plan.json" <<'JSON'
