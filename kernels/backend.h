@@ -183,7 +183,7 @@ class Session {
   virtual std::optional<double> LastKernelDurationSeconds() { return std::nullopt; }
 
   // Named range around a run for timeline tools (NVTX on CUDA; nothing elsewhere). Nested pairs.
-  virtual void PushRange(const std::string& name) {}
+  virtual void PushRange(const std::string& /*name*/) {}
   virtual void PopRange() {}
 
   // Restores the in-out buffers, poisons the outputs, runs one launch and copies every output and
@@ -223,15 +223,16 @@ class Backend {
 
   // Blocks of `variant` at `block_size` threads that fit on one multiprocessor (the occupancy
   // API), or 0 where unknown (CPU, library launches). Thread-safe.
-  virtual int MaxActiveBlocksPerMultiprocessor(const KernelVariant& variant, int device,
-                                               int block_size) const {
+  virtual int MaxActiveBlocksPerMultiprocessor(const KernelVariant& /*variant*/, int /*device*/,
+                                               int /*block_size*/) const {
     return 0;
   }
 
   // OK when this backend can run one launch of `variant` at `shape`; RESOURCE_EXHAUSTED naming the
   // limit otherwise (the CPU emulation caps the operations per launch). Checked when a request is
   // resolved, before any input is generated, and again by Open. Thread-safe.
-  virtual absl::Status CheckLaunchSize(const KernelVariant& variant, const RunShape& shape) const {
+  virtual absl::Status CheckLaunchSize(const KernelVariant& /*variant*/,
+                                       const RunShape& /*shape*/) const {
     return absl::OkStatus();
   }
 

@@ -15,11 +15,11 @@ struct CpuBackendOptions {
   int devices = 1;             // simulated devices, each with its own thread pool
   int threads_per_device = 0;  // 0: all hardware threads
   // The simulated devices' model name (DeviceInfo.name); empty: the host CPU's model.
-  std::string device_name;
+  std::string device_name{};
   // Stable identities: with a seed, device i's UUID is "CPU-" + the RFC 4122 name-based (SHA-1,
   // version 5) UUID of "<seed>/<i>", the same on every start with the same seed (a restarted
   // simulated node is the same hardware). Empty: "cpu-<i>".
-  std::string uuid_seed;
+  std::string uuid_seed{};
   // Every launch takes at least this long (the device sleeps the rest after the work): a
   // simulated device model of a fixed speed, so that fleet tests on a shared CPU see differences
   // between models and a throttled node that stand clear of the host's timing noise. 0: off.

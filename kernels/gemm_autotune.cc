@@ -19,7 +19,8 @@ GemmTrialPlan PlanGemmTrials(int offered, double first_launch_seconds, double bu
         std::clamp(std::floor(budget_seconds / one_round), 1.0, double{kGemmMaxTrialRounds}));
   } else {
     plan.candidates = static_cast<int>(
-        std::clamp(std::floor(budget_seconds / trial), 1.0, double{offered_at_least_one}));
+        std::clamp(std::floor(budget_seconds / trial), 1.0,
+                   static_cast<double>(offered_at_least_one)));
     plan.rounds = 1;
   }
   return plan;

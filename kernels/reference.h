@@ -35,7 +35,7 @@ struct Verification {
   int64_t mismatches = 0;        // elements outside the tolerance (NaN counts)
   double max_abs_error = 0;
   double max_rel_error = 0;
-  std::string first_mismatch_buffer;  // the family's name of the buffer; empty when none
+  std::string first_mismatch_buffer{};  // the family's name of the buffer; empty when none
   int64_t first_mismatch_index = -1;  // element index in that buffer
   double first_mismatch_expected = 0;
   double first_mismatch_actual = 0;

@@ -140,10 +140,16 @@ absl::Status CheckRequestedItems(const KernelVariant& k, int items_per_thread) {
 absl::Status ChooseBlockAndItems(const RunRequest& request, const DeviceInfo& device,
                                  const TunedDefaults* tuned, RunSpec* spec) {
   const KernelVariant& k = *spec->kernel;
-  const std::optional<TunedLaunch> tuned_launch =
-      tuned != nullptr && k.default_policy.block_size_tunable
-          ? tuned->Get(spec->device_index, k.name)
-          : std::nullopt;
+  // This device's tuned default, if any (held by value: GCC 12 at -O2 reads the payload of an
+  // optional tested with has_value() here as maybe uninitialized).
+  bool has_tuned = false;
+  TunedLaunch tuned_launch;
+  if (tuned != nullptr && k.default_policy.block_size_tunable) {
+    if (std::optional<TunedLaunch> found = tuned->Get(spec->device_index, k.name)) {
+      has_tuned = true;
+      tuned_launch = *found;
+    }
+  }
   int block = k.default_policy.block_size;
   int items = k.default_policy.items_per_thread;
   bool from_request = false, from_tuned = false;
@@ -151,16 +157,16 @@ absl::Status ChooseBlockAndItems(const RunRequest& request, const DeviceInfo& de
     RETURN_IF_ERROR(CheckRequestedBlockSize(k, request.block_size, device));
     block = request.block_size;
     from_request = true;
-  } else if (tuned_launch.has_value()) {
-    block = tuned_launch->block_size;
+  } else if (has_tuned) {
+    block = tuned_launch.block_size;
     from_tuned = true;
   }
   if (request.items_per_thread != 0) {
     RETURN_IF_ERROR(CheckRequestedItems(k, request.items_per_thread));
     items = request.items_per_thread;
     from_request = true;
-  } else if (tuned_launch.has_value() && tuned_launch->items_per_thread != 0) {
-    items = tuned_launch->items_per_thread;
+  } else if (has_tuned && tuned_launch.items_per_thread != 0) {
+    items = tuned_launch.items_per_thread;
     from_tuned = true;
   }
   spec->block_size_source = from_request && from_tuned ? "request+tuned"

@@ -115,7 +115,7 @@ class CopyCeiling {
 
 // What the device queue knows about a run, beyond the measurement.
 struct RunFinish {
-  absl::Time queued_at;
+  absl::Time queued_at{};
   CopyCeiling* copy_ceiling = nullptr;  // the device's; null: no ceiling figures
   // NVML clock-event reasons seen while the run measured, or why there are none.
   absl::StatusOr<std::vector<std::string>> clock_event_reasons =

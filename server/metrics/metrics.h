@@ -24,7 +24,7 @@ namespace gpubench {
 
 struct MetricsOptions {
   int max_result_series = 512;  // LRU cap on label sets of the per-result gauges
-  std::string node_name;        // the `Hostname` label (dcgm-exporter's name for the node)
+  std::string node_name{};      // the `Hostname` label (dcgm-exporter's name for the node)
 };
 
 // Thread-safe.

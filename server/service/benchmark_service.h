@@ -14,7 +14,7 @@ struct ServiceOptions {
   const TokenAuthenticator* auth = nullptr;  // null: no authentication
   // GetServerInfo's answer, filled in by main (build, start time, transport limits); the service
   // adds the backend, devices and the engine's limits.
-  v1::GetServerInfoResponse server_info;
+  v1::GetServerInfoResponse server_info{};
 };
 
 // Thread-safe. `engine` must outlive the service.

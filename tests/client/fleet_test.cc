@@ -188,8 +188,12 @@ TEST(FleetSummary, OutlierThresholdIsStrictAndLoneOrIdleGroupsHaveNone) {
   EXPECT_EQ(report.outliers(0).node_name(), "a3");
   EXPECT_DOUBLE_EQ(report.outliers(0).model_median_bandwidth_bytes_per_second(), 100);
   for (const v1::FleetModelSummary& s : report.summaries()) {
-    if (s.gpu_model() == "B") EXPECT_EQ(s.outliers(), 0) << "a model's only GPU is its median";
-    if (s.gpu_model() == "C") EXPECT_EQ(s.outliers(), 0) << "no bandwidth, no ratio";
+    if (s.gpu_model() == "B") {
+      EXPECT_EQ(s.outliers(), 0) << "a model's only GPU is its median";
+    }
+    if (s.gpu_model() == "C") {
+      EXPECT_EQ(s.outliers(), 0) << "no bandwidth, no ratio";
+    }
   }
   // The outlier of this run is not a regression (there is no baseline) but is in the table.
   const std::string table = RenderFleet(report, "table");

@@ -58,7 +58,9 @@ TEST_F(E2ETest, ListKernels) {
     names.insert(k.name());
     EXPECT_TRUE(k.available()) << k.name();
     // Families that move bytes say how many per element; GEMM and latency report operations.
-    if (k.metric() == "bytes_per_second") EXPECT_GT(k.bytes_per_element(), 0) << k.name();
+    if (k.metric() == "bytes_per_second") {
+      EXPECT_GT(k.bytes_per_element(), 0) << k.name();
+    }
   }
   // 23 + the L2-policy variants of issue #19 + latency + 6 gemm + 8 copies (issue #17)
   EXPECT_EQ(names.size(), 46u);

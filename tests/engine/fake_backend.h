@@ -28,7 +28,7 @@ struct FakeScript {
   std::atomic<bool>* release = nullptr;
   std::atomic<int>* samples_taken = nullptr;
   bool corrupt_output = false;
-  std::optional<absl::Status> sample_error;  // returned by every sample when set
+  std::optional<absl::Status> sample_error{};  // returned by every sample when set
   // Blocked samples (cold / hot) fail as if a serializing profiler held the blocking kernel;
   // unblocked (profile-mode) samples still work.
   bool blocking_timeout = false;
@@ -36,7 +36,7 @@ struct FakeScript {
   std::vector<std::string>* ranges = nullptr;     // PushRange names, in order
   // Kernel durations (Session::StartKernelDurations): unset, the fake cannot record them; set,
   // the duration of sample i per launch (nullopt: no record came back for it).
-  std::function<std::optional<double>(int sample)> kernel_seconds;
+  std::function<std::optional<double>(int sample)> kernel_seconds{};
   std::atomic<int>* kernel_duration_starts = nullptr;  // counts StartKernelDurations calls
   int64_t free_memory_bytes = int64_t{1} << 30;
   int devices = 1;
@@ -125,7 +125,8 @@ class FakeBackend final : public Backend {
       : script_(std::move(script)), cpu_(MakeCpuBackend({.devices = script_.devices, .threads_per_device = 1})) {}
   // Separate device memory and no counter profiler, as on a GPU; its own timing words.
   BackendKind kind() const override { return BackendKind::kCuda; }
-  std::string SampleMethod(bool cold, int hot_batch_size, bool kernel_durations) const override {
+  std::string SampleMethod(bool cold, int /*hot_batch_size*/,
+                           bool kernel_durations) const override {
     return absl::StrCat(cold ? "fake cold sample" : "fake hot sample",
                         kernel_durations ? " (kernel durations)" : "");
   }

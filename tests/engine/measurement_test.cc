@@ -30,6 +30,10 @@ class MeasureTest : public ::testing::Test {
   absl::StatusOr<RunResult> Measure(const RunSpec& spec, CancelledFn cancelled = [] { return false; }) {
     return MeasureRun(*backend_, spec, cancelled, &pool_);
   }
+  // What the fake backend counts and records, pointed to by its script: members declared before
+  // backend_, so they outlive it (a test's local would dangle in the script once the test ends).
+  std::atomic<int> unblocked_{0};
+  std::vector<std::string> ranges_;
   std::unique_ptr<testing::FakeBackend> backend_ =
       std::make_unique<testing::FakeBackend>(testing::FakeScript{});
   ParallelPool pool_{2};
@@ -111,14 +115,13 @@ TEST_F(MeasureTest, ThrottledSamplesPauseForRecovery) {
 }
 
 TEST_F(MeasureTest, ProfileModeRunsExactlyNPlainLaunches) {
-  std::atomic<int> unblocked{0};
-  backend_->script().unblocked_samples = &unblocked;
+  backend_->script().unblocked_samples = &unblocked_;
   backend_->script().seconds = [](int i) { return (i + 1) * 1e-3; };
   RunSpec spec = Spec();
   spec.measurement.profile_runs = 7;
   absl::StatusOr<RunResult> r = Measure(spec);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(unblocked.load(), 7);
+  EXPECT_EQ(unblocked_.load(), 7);
   EXPECT_TRUE(r->profile_mode);
   EXPECT_EQ(r->stop_rule, StopRule::kProfileRuns);
   EXPECT_EQ(r->stats.count, 7);
@@ -129,11 +132,10 @@ TEST_F(MeasureTest, ProfileModeRunsExactlyNPlainLaunches) {
 }
 
 TEST_F(MeasureTest, BlockingKernelTimeoutFallsBackToProfileModeWithANote) {
-  std::atomic<int> unblocked{0};
   backend_->script().blocking_timeout = true;
-  backend_->script().unblocked_samples = &unblocked;
+  backend_->script().unblocked_samples = &unblocked_;
   for (CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
-    unblocked = 0;
+    unblocked_ = 0;
     RunSpec spec = Spec();
     spec.cache_mode = mode;
     spec.measurement.timer = TimerChoice::kEvents;  // no "CUPTI unavailable" note from the fake
@@ -141,7 +143,7 @@ TEST_F(MeasureTest, BlockingKernelTimeoutFallsBackToProfileModeWithANote) {
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_TRUE(r->profile_mode);
     EXPECT_EQ(r->stop_rule, StopRule::kProfileRuns);
-    EXPECT_EQ(unblocked.load(), spec.measurement.min_samples);
+    EXPECT_EQ(unblocked_.load(), spec.measurement.min_samples);
     EXPECT_EQ(r->stats.count, spec.measurement.min_samples);
     EXPECT_EQ(r->hot_batch_size, 1);
     ASSERT_EQ(r->notes.size(), 1u);
@@ -208,13 +210,12 @@ TEST(StrideSamples, BoundedEvenlyAndInOrder) {
 }
 
 TEST_F(MeasureTest, EveryRunIsANamedRange) {
-  std::vector<std::string> ranges;
-  backend_->script().ranges = &ranges;
+  backend_->script().ranges = &ranges_;
   absl::StatusOr<RunResult> r = Measure(Spec("add_f32", 4096));
   ASSERT_TRUE(r.ok());
-  ASSERT_FALSE(ranges.empty());
-  EXPECT_EQ(ranges[0], "gpubench add_f32 n=4096 cold run " + r->run_id);
-  EXPECT_EQ(ranges[0], RunRangeName(r->spec, r->run_id));
+  ASSERT_FALSE(ranges_.empty());
+  EXPECT_EQ(ranges_[0], "gpubench add_f32 n=4096 cold run " + r->run_id);
+  EXPECT_EQ(ranges_[0], RunRangeName(r->spec, r->run_id));
 }
 
 TEST_F(MeasureTest, ThrottledSamplesAreDiscarded) {

@@ -98,7 +98,9 @@ TEST_P(EveryCudaVariant, VerifiedAtOddSizesColdAndHot) {
       }
       // The SM clock is read by the blocking kernel; families timed without it (pageable copies,
       // which wait for their stream) have no reading.
-      if (k.family->blocking_kernel) EXPECT_TRUE(result->min_clock_hz.has_value()) << k.name;
+      if (k.family->blocking_kernel) {
+        EXPECT_TRUE(result->min_clock_hz.has_value()) << k.name;
+      }
     }
   }
 }
