@@ -126,7 +126,8 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, Format format
   for (const v1::DeviceInfo& d : response.devices()) {
     absl::StrAppend(&out, "device ", d.index(), " (", d.backend(), "): ", d.name(), "\n");
     auto kv = [&](const std::string& key, const std::string& value) {
-      absl::StrAppend(&out, "  ", key, std::string(std::max<size_t>(1, 36 - key.size()), ' '),
+      // Keys longer than the column (the PCIe rate's) keep one space; size_t must not wrap.
+      absl::StrAppend(&out, "  ", key, std::string(key.size() < 36 ? 36 - key.size() : 1, ' '),
                       value, "\n");
     };
     kv("uuid", d.uuid());
@@ -414,7 +415,7 @@ std::string RenderHistogram(const v1::RunResult& r, int bins) {
                                  ", per-launch time:\n");
   auto row = [&](const std::string& label, int64_t count) {
     const int bar = static_cast<int>(std::llround(static_cast<double>(count) * kBarWidth / most));
-    absl::StrAppend(&out, label, std::string(std::max<size_t>(1, 26 - label.size()), ' '),
+    absl::StrAppend(&out, label, std::string(label.size() < 26 ? 26 - label.size() : 1, ' '),
                     absl::StrFormat("%7d ", count), std::string(bar, '#'), "\n");
   };
   for (int b = 0; b < (width > 0 ? bins : 1); ++b) {

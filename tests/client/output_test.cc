@@ -279,6 +279,9 @@ TEST(RenderDevices, GpuFactsForCudaHostFactsForCpu) {
   gpu->set_total_memory_bytes(int64_t{141} << 30);
   gpu->set_peak_bandwidth_bytes_per_second(4.8e12);
   gpu->set_kernel_driver_version("580.159.04");
+  // What NVML adds on a GPU node: its key is longer than the column (the H200 CLI aborted with
+  // std::length_error on it, 2026-11-30).
+  gpu->set_pcie_link_bytes_per_second(63.0e9);
   v1::DeviceInfo* cpu = devices.add_devices();
   cpu->set_index(1);
   cpu->set_backend("cpu");
@@ -293,6 +296,7 @@ TEST(RenderDevices, GpuFactsForCudaHostFactsForCpu) {
   EXPECT_NE(table.find("memory total                        141.0 GiB"), std::string::npos);
   EXPECT_NE(table.find("4.80 TB/s"), std::string::npos) << table;
   EXPECT_NE(table.find("kernel driver                       580.159.04"), std::string::npos);
+  EXPECT_NE(table.find("  PCIe rate (theoretical, per direction) 63"), std::string::npos) << table;
   const std::string cpu_part = table.substr(table.find("device 1 (cpu): Test CPU"));
   EXPECT_NE(cpu_part.find("hardware threads                    8"), std::string::npos) << table;
   EXPECT_NE(cpu_part.find("L3 cache                            32.0 MiB"), std::string::npos);
