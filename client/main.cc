@@ -91,9 +91,10 @@ ABSL_FLAG(int, profile_runs, 0,
           "Profile mode: run the kernel N times, each launch timed alone, with no blocking kernel "
           "and no sampling logic, so ncu / nsys see clean launches (0 = normal sampling).");
 ABSL_FLAG(std::string, timer, "auto",
-          "What times the samples: auto (cold on CUDA: CUPTI activity records, the kernels' own "
-          "device timestamps, where CUPTI starts, else CUDA events; hot: CUDA events over the "
-          "batch) | cupti (CUPTI for cold and hot; an error where it cannot record) | events "
+          "What times the samples: auto (the default: CUDA events, around one launch cold and "
+          "around the batch hot) | cupti (CUPTI activity records, the kernels' own device "
+          "timestamps, cold and hot; an error where it cannot record; tracing can slow "
+          "large-grid kernels) | events "
           "(CUDA events only). The CPU backend times with its steady clock (auto, events).");
 ABSL_FLAG(bool, samples, false, "Return the per-launch samples (at most 10,000) in the result.");
 ABSL_FLAG(bool, histogram, false,

@@ -89,10 +89,11 @@ SamplingStopper MakeStopper(const MeasurementOptions& m) {
 absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
                                           RunResult* result) {
   const TimerChoice choice = spec.measurement.timer;
-  const bool auto_cold = choice == TimerChoice::kAuto && spec.cache_mode == CacheMode::kCold &&
-                         spec.kernel->family->blocking_kernel;
-  const bool wanted = result->timer != SampleTimer::kCpuClock &&
-                      (choice == TimerChoice::kCupti || auto_cold);
+  // Auto is CUDA events: on the H200 (2026-11-30, bench/results/2026-11-30-h200-session3.md)
+  // CUPTI's kernel tracing slowed the seed add_f32 (one element a thread, 2^28 threads) by 6% at
+  // 256Mi and 2% at 16Mi, and put the other kernels 1.1 us under Nsight Compute's duration, while
+  // events stayed within 0.2% of ncu at 256Mi. Kernel durations are for who asks (cupti).
+  const bool wanted = result->timer != SampleTimer::kCpuClock && choice == TimerChoice::kCupti;
   if (!wanted) return false;
   absl::Status started = session.StartKernelDurations();
   if (!started.ok()) {

@@ -17,11 +17,11 @@ namespace gpubench {
 enum class CacheMode { kCold, kHot };
 const char* CacheModeName(CacheMode mode);  // "cold" / "hot"
 
-// Which clock times the samples (MeasurementOptions.timer). kAuto: kernel durations from CUPTI
-// activity records for cold samples on CUDA where CUPTI starts, CUDA events otherwise (hot samples
-// amortize the launch overhead over the batch); kCupti: CUPTI for cold and hot samples, an error
-// where it cannot start; kEvents: CUDA events only. The CPU backend times with its steady clock
-// (auto and events; cupti is refused).
+// Which clock times the samples (MeasurementOptions.timer). kAuto (the default) and kEvents: CUDA
+// events (auto: CUPTI tracing perturbed large-grid kernels on the H200, see measurement.cc);
+// kCupti: kernel durations from CUPTI activity records for cold and hot samples, with the events'
+// median kept beside them, an error where CUPTI cannot start. The CPU backend times with its
+// steady clock (auto and events; cupti is refused).
 enum class TimerChoice { kAuto, kCupti, kEvents };
 const char* TimerChoiceName(TimerChoice choice);  // "auto" / "cupti" / "events"
 

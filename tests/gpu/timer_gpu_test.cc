@@ -50,6 +50,7 @@ TEST_F(TimerGpuTest, ColdSpanIsPositiveAndWithinAFewMicrosecondsUnderTheEvents) 
 
 TEST_F(TimerGpuTest, RunsSayWhichTimerTimedThem) {
   RunRequest r = Quick("add_f32", int64_t{16} << 20);
+  r.measurement.timer = TimerChoice::kCupti;
   absl::StatusOr<RunResult> cupti = Run(r);
   ASSERT_TRUE(cupti.ok()) << cupti.status();
   EXPECT_EQ(cupti->timer, SampleTimer::kCuptiActivity)
@@ -96,6 +97,7 @@ TEST_F(TimerGpuTest, LibraryAndCopyLaunchesHaveSpans) {
 TEST_F(TimerGpuTest, CounterPassAfterRecording) {
   RunRequest r = Quick("add_f32", int64_t{16} << 20);
   r.profile = true;
+  r.measurement.timer = TimerChoice::kCupti;
   absl::StatusOr<RunResult> result = Run(r);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->timer, SampleTimer::kCuptiActivity);
@@ -105,7 +107,9 @@ TEST_F(TimerGpuTest, CounterPassAfterRecording) {
     EXPECT_THAT(result->counters.unavailable_reason,
                 ::testing::Not(HasSubstr("another profiler")));
   }
-  absl::StatusOr<RunResult> again = Run(Quick("add_f32", int64_t{1} << 20));
+  RunRequest next = Quick("add_f32", int64_t{1} << 20);
+  next.measurement.timer = TimerChoice::kCupti;
+  absl::StatusOr<RunResult> again = Run(next);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->timer, SampleTimer::kCuptiActivity);  // recording restarts after the pass
 }
