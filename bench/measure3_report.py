@@ -3,7 +3,7 @@
 
   bench/measure3_report.py RESULTS_DIR > RESULTS_DIR/report.md
 
-Reads auto_K_N.json / events_K_N.json (gpubench run --format=json: timer auto = CUPTI activity
+Reads auto_K_N.json / events_K_N.json (gpubench run --format=json: --timer=cupti: CUPTI activity
 for cold samples, and --timer=events), ncu_time.csv + ncu_run_K_N.json (Nsight Compute
 gpu__time_duration on the server in profile mode, 5 profile launches + 1 verification launch per
 run, in run order) and rep_K_N_I.json (repeated default runs). Missing files leave rows out.
@@ -101,7 +101,7 @@ def main():
 
     ncu = ncu_medians()
     print("## Cold medians: CUPTI timer (default) vs CUDA events vs Nsight Compute\n")
-    print("gpubench at the server's defaults, cold. `cupti` = the default run (timer auto) and the "
+    print("gpubench at the server's defaults, cold. `cupti` = the `--timer=cupti` run and the "
           "timer it reports; `events (same samples)` = MeasurementSummary.event_median_seconds of "
           "that run; `--timer=events` = a separate run; ncu = median gpu__time_duration of the "
           "profile-mode launches (--cache-control all, clocks not locked).\n")

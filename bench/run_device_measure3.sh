@@ -8,7 +8,8 @@
 # of BUDGET_S, default 270 s; no server is waited on without a bound):
 #   1. gpu_test --gtest_filter='TimerGpuTest.*': per-sample CUPTI spans vs events, the timer field,
 #      CUB / copy / counter pass after recording
-#   2. one server at its defaults: KERNELS x 16Mi,256Mi cold, `gpubench run` (timer auto = CUPTI)
+#   2. one server at its defaults: KERNELS x 16Mi,256Mi cold, `gpubench run --timer=cupti` (files auto_*;
+#      until 1e63a7b the default auto was CUPTI for cold samples, now it is events)
 #      and the same with --timer=events; JSON results; HOT_KERNEL hot (events) before and after
 #      the cold runs
 #   3. Nsight Compute gpu__time_duration (caches flushed, clocks not locked) of NCU_KERNELS at
@@ -74,11 +75,11 @@ if need 30 timers; then
   }
   cmd "gpubench run $HOT_KERNEL --size=N --mode=hot --format=json (N in 16Mi 256Mi; before and after the cold runs)"
   hot_runs before
-  cmd "gpubench run K --size=N --format=json [--timer=events]  (K in $KERNELS, N in 16Mi 256Mi; server defaults)"
+  cmd "gpubench run K --size=N --format=json --timer=cupti|events  (K in $KERNELS, N in 16Mi 256Mi; server defaults)"
   for k in ${KERNELS//,/ }; do
     for n in 16Mi 256Mi; do
       need 8 "run_${k}_$n" || break 2
-      timed "auto_${k}_$n" 25 "$B/gpubench" run "$k" --size=$n --target="$T" --format=json \
+      timed "auto_${k}_$n" 25 "$B/gpubench" run "$k" --size=$n --timer=cupti --target="$T" --format=json \
           > "$R/auto_${k}_$n.json" 2>> "$R/err.txt"
       timed "events_${k}_$n" 25 "$B/gpubench" run "$k" --size=$n --timer=events --target="$T" \
           --format=json > "$R/events_${k}_$n.json" 2>> "$R/err.txt"
