@@ -75,11 +75,12 @@ if need 30 timers; then
   }
   cmd "gpubench run $HOT_KERNEL --size=N --mode=hot --format=json (N in 16Mi 256Mi; before and after the cold runs)"
   hot_runs before
+  cupti_flag=--timer=cupti; [[ $BACKEND == cpu ]] && cupti_flag=  # the CPU backend refuses cupti
   cmd "gpubench run K --size=N --format=json --timer=cupti|events  (K in $KERNELS, N in 16Mi 256Mi; server defaults)"
   for k in ${KERNELS//,/ }; do
     for n in 16Mi 256Mi; do
       need 8 "run_${k}_$n" || break 2
-      timed "auto_${k}_$n" 25 "$B/gpubench" run "$k" --size=$n --timer=cupti --target="$T" --format=json \
+      timed "auto_${k}_$n" 25 "$B/gpubench" run "$k" --size=$n $cupti_flag --target="$T" --format=json \
           > "$R/auto_${k}_$n.json" 2>> "$R/err.txt"
       timed "events_${k}_$n" 25 "$B/gpubench" run "$k" --size=$n --timer=events --target="$T" \
           --format=json > "$R/events_${k}_$n.json" 2>> "$R/err.txt"
