@@ -46,16 +46,16 @@ struct DeviceFree {
 };
 using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 
-// Device buffers of 1 MiB or more get kPlacementPadBytes of unused space after them, so that the
-// run's buffers do not sit exactly one buffer size apart. H200, 2026-11-30 (bench/event_timer,
-// EVENT_TIMER_PAD_BYTES; bench/results/2026-11-30-h200-add-round3.md): 16Mi fp16/bf16 add_*_l2keep
-// hot took 24.55/24.67 us with the three 32 MiB buffers 32 MiB apart (cudaMalloc of the exact
-// size) and 24.15-24.44/24.24-24.35 us with any pad of 2-34 MiB (64 or 96 MiB apart), 1-1.7%
-// faster; 256Mi and f32 16Mi did not move (within 0.2%). Not counted by RunMemoryOf: a run that
-// fits but for the pad gets RESOURCE_EXHAUSTED from the allocation, as any failed cudaMalloc.
-// GPUBENCH_PLACEMENT_PAD_BYTES in the server's environment replaces the pad (0: none), for A/B
-// measurements like the one above; read once per process.
-constexpr size_t kPlacementPadBytes = size_t{2} << 20;
+// Device buffers of 1 MiB or more can get unused space after them (a placement pad), so that a
+// run's buffers do not sit exactly one buffer size apart. H200, 2026-11-30
+// (bench/results/2026-11-30-h200-session3.md, raw in 2026-11-30-h200-add-round3/): timed by
+// bench/event_timer, 16Mi fp16/bf16 add_*_l2keep hot took 24.55/24.67 us with the three 32 MiB
+// buffers 32 MiB apart and 24.15-24.44/24.24-24.35 us with any pad of 2-34 MiB; but through the
+// server a 2 MiB pad left the same rows at 24.50/24.59 us, and GEMM 4096 moved either way within
+// noise. So no pad by default; GPUBENCH_PLACEMENT_PAD_BYTES in the server's environment sets one
+// (bytes), for A/B measurements; read once per process. A pad is not counted by RunMemoryOf: a
+// run that fits but for it gets RESOURCE_EXHAUSTED from the allocation, as any failed cudaMalloc.
+constexpr size_t kPlacementPadBytes = 0;
 constexpr size_t kPlacementPadMinBytes = size_t{1} << 20;
 
 size_t PlacementPadBytes() {
