@@ -2,7 +2,6 @@
 
 #include <cupti_activity.h>
 #include <cupti_result.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -39,7 +38,7 @@ constexpr CUpti_ActivityKind kGlobalKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
                                                CUPTI_ACTIVITY_KIND_DRIVER,
                                                CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
 
-// The CUPTI entry points used, resolved with dlsym; the declarations come from the headers.
+// The CUPTI entry points used, resolved by CuptiSymbol; the declarations come from the headers.
 struct Api {
 #define GPUBENCH_CUPTI_FN(name) decltype(&::name) name = nullptr
   GPUBENCH_CUPTI_FN(cuptiGetResultString);
@@ -61,11 +60,8 @@ const Api& LoadApi() {
     auto* a = new Api();
     void* lib = CuptiLibrary(&a->load_error);
     if (lib == nullptr) return a;
-#define GPUBENCH_LOAD(name)                                                       \
-  a->name = reinterpret_cast<decltype(a->name)>(dlsym(lib, #name));               \
-  if (a->name == nullptr && a->load_error.empty()) {                              \
-    a->load_error = absl::StrCat("libcupti has no ", #name, " (CUPTI too old)"); \
-  }
+#define GPUBENCH_LOAD(name) \
+  a->name = reinterpret_cast<decltype(a->name)>(CuptiSymbol(lib, #name, &a->load_error))
     GPUBENCH_LOAD(cuptiGetResultString);
     GPUBENCH_LOAD(cuptiActivityRegisterCallbacks);
     GPUBENCH_LOAD(cuptiActivityEnable);

@@ -7,6 +7,14 @@
 
 namespace gpubench::cuda {
 
+void* CuptiSymbol(void* lib, const char* name, std::string* error) {
+  void* symbol = dlsym(lib, name);
+  if (symbol == nullptr && error->empty()) {
+    *error = absl::StrCat("libcupti has no ", name, " (CUPTI too old)");
+  }
+  return symbol;
+}
+
 void* CuptiLibrary(std::string* error) {
   struct Loaded {
     void* handle = nullptr;

@@ -19,6 +19,10 @@ void* CuptiLibrary(std::string* error);
 // through the driver entry point: the runtime is linked statically), or nullptr with `*error`.
 CUcontext CurrentContext(std::string* error);
 
+// `name` from the CUPTI library `lib` (CuptiLibrary), or nullptr; the first symbol missing sets
+// *error ("libcupti has no NAME (CUPTI too old)") unless it already says something.
+void* CuptiSymbol(void* lib, const char* name, std::string* error);
+
 // The counter profiler replays kernels with the range profiler while activity recording would
 // turn every replay into records: a profiling pass holds this exclusively, each recorder (one per
 // run that records kernel durations) holds it shared for as long as it records.

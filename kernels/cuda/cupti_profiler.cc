@@ -7,7 +7,6 @@
 #include <cupti_range_profiler.h>
 #include <cupti_result.h>
 #include <cupti_target.h>
-#include <dlfcn.h>
 
 #include <mutex>
 #include <shared_mutex>
@@ -28,7 +27,7 @@ Params CuptiParams(size_t struct_size) {
   return params;
 }
 
-// The CUPTI entry points used, resolved with dlsym; the declarations come from the headers.
+// The CUPTI entry points used, resolved by CuptiSymbol; the declarations come from the headers.
 struct Cupti {
 #define GPUBENCH_CUPTI_FN(name) decltype(&::name) name = nullptr
   GPUBENCH_CUPTI_FN(cuptiGetResultString);
@@ -59,11 +58,8 @@ const Cupti& LoadCupti() {
     auto* c = new Cupti();
     void* lib = CuptiLibrary(&c->load_error);
     if (lib == nullptr) return c;
-#define GPUBENCH_LOAD(name)                                                       \
-  c->name = reinterpret_cast<decltype(c->name)>(dlsym(lib, #name));               \
-  if (c->name == nullptr && c->load_error.empty()) {                              \
-    c->load_error = absl::StrCat("libcupti has no ", #name, " (CUPTI too old)"); \
-  }
+#define GPUBENCH_LOAD(name) \
+  c->name = reinterpret_cast<decltype(c->name)>(CuptiSymbol(lib, #name, &c->load_error))
     GPUBENCH_LOAD(cuptiGetResultString);
     GPUBENCH_LOAD(cuptiProfilerInitialize);
     GPUBENCH_LOAD(cuptiProfilerDeInitialize);
