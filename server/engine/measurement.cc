@@ -80,12 +80,9 @@ SamplingStopper MakeStopper(const MeasurementOptions& m) {
           .max_noise = m.max_noise, .min_time_seconds = m.min_time_seconds}));
 }
 
-// Kernel durations for the samples of this run where the timer choice asks for them (TimerChoice):
-// cold samples under auto (of families timed behind the blocking kernel: the pageable copies'
-// time includes the host's staging copies, which no GPU record covers), every sample under cupti,
-// on a backend that is not the host's. Starts the session's recording and sets result->timer;
-// under auto a recorder that cannot start leaves CUDA events, with a note; under cupti it is an
-// error.
+// Kernel durations for every sample of this run where the timer choice is cupti, on a backend that
+// is not the host's. Starts the session's recording and sets result->timer; a recorder that
+// cannot start is an error.
 absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
                                           RunResult* result) {
   const TimerChoice choice = spec.measurement.timer;
@@ -93,18 +90,12 @@ absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
   // CUPTI's kernel tracing slowed the seed add_f32 (one element a thread, 2^28 threads) by 6% at
   // 256Mi and 2% at 16Mi, and put the other kernels 1.1 us under Nsight Compute's duration, while
   // events stayed within 0.2% of ncu at 256Mi. Kernel durations are for who asks (cupti).
-  const bool wanted = result->timer != SampleTimer::kCpuClock && choice == TimerChoice::kCupti;
-  if (!wanted) return false;
+  if (result->timer == SampleTimer::kCpuClock || choice != TimerChoice::kCupti) return false;
   absl::Status started = session.StartKernelDurations();
   if (!started.ok()) {
-    if (choice == TimerChoice::kCupti) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "measurement.timer = cupti, but kernel durations cannot be recorded: ",
-          started.message(), " (timer auto falls back to CUDA events)"));
-    }
-    result->notes.push_back(absl::StrCat("timer auto: CUPTI activity unavailable (",
-                                         started.message(), "); samples timed with CUDA events"));
-    return false;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "measurement.timer = cupti, but kernel durations cannot be recorded: ", started.message(),
+        " (timer auto or events times with CUDA events)"));
   }
   result->timer = SampleTimer::kCuptiActivity;
   return true;
@@ -127,8 +118,8 @@ class KernelDurationScope {
 // recovery pause. Sets the measurement fields of `result`; appends kept per-launch seconds to
 // `samples`. A blocking-kernel timeout before any kept sample is returned as is (the caller falls
 // back to profile mode). With kernel durations the samples are those and the events' times of the
-// same samples are kept for result->event_median_seconds; under auto, a sample without a duration
-// record turns the whole run to the events' times (never a mix).
+// same samples are kept for result->event_median_seconds; a sample without a duration record ends
+// the run UNAVAILABLE (never a mix of clocks).
 absl::Status Sample(Session& session, const RunSpec& spec, int batch, const CancelledFn& cancelled,
                     RunResult* result, std::vector<double>* samples) {
   const MeasurementOptions& m = spec.measurement;
@@ -151,27 +142,12 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
     const double event_seconds = *sample / batch;
     if (durations) {
       const std::optional<double> kernel_seconds = session.LastKernelDurationSeconds();
-      if (kernel_seconds.has_value()) {
-        device_seconds = *kernel_seconds;
-      } else if (m.timer == TimerChoice::kCupti) {
+      if (!kernel_seconds.has_value()) {
         return absl::UnavailableError(absl::StrCat(
             "measurement.timer = cupti: CUPTI returned no complete activity record for sample ",
-            stopper.taken() + 1, " (timer auto falls back to CUDA events)"));
-      } else {
-        // Restart the statistics from the events' times of the samples kept so far.
-        durations = false;
-        session.StopKernelDurations();
-        result->timer = SampleTimer::kCudaEvent;
-        result->notes.push_back(absl::StrCat(
-            "timer auto: CUPTI returned no complete activity record for sample ",
-            stopper.taken() + 1, "; the run's samples are the CUDA events' times"));
-        SamplingStopper events = MakeStopper(m);
-        for (int i = 0; i < stopper.taken() - stopper.kept(); ++i) events.AddDiscarded();
-        for (double v : event_samples) events.AddKept(v, v * batch);
-        stopper = std::move(events);
-        *samples = std::move(event_samples);
-        event_samples.clear();
+            stopper.taken() + 1, " (timer auto or events times with CUDA events)"));
       }
+      device_seconds = *kernel_seconds;
     }
     const double seconds = device_seconds / batch;
     bool throttled = false;
