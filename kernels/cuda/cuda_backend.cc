@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -173,6 +174,24 @@ absl::StatusOr<L2Flush> L2FlushFromEnvironment() {
                    " in the server's environment: expected clean (default) or memset"));
 }
 
+// Where a cold sample's flush runs, from the server's environment (GPUBENCH_COLD_FLUSH_ORDER):
+// "adjacent" (the default since 2026-11-30, session 4): behind the blocking kernel, right before
+//   the start event, so the timed launch follows the flush with no idle gap, as in a pipeline and
+//   as bench/torch_add.py, bench/event_timer and Nsight Compute's cache control run it.
+// "before_hold": the flush, then the blocking kernel (at least 20 us with one SM busy), then the
+//   timed launch: the order until then (nvbench's), kept for A/B measurements.
+// Read once per process; any other value is "adjacent".
+enum class FlushOrder { kAdjacent, kBeforeHold };
+
+FlushOrder ColdFlushOrder() {
+  static const FlushOrder order = [] {
+    const char* value = std::getenv("GPUBENCH_COLD_FLUSH_ORDER");
+    return value != nullptr && std::string_view(value) == "before_hold" ? FlushOrder::kBeforeHold
+                                                                       : FlushOrder::kAdjacent;
+  }();
+  return order;
+}
+
 class CudaSession final : public Session {
  public:
   CudaSession(int device, const KernelVariant& variant, const LaunchGeometry& geometry,
@@ -249,16 +268,30 @@ class CudaSession final : public Session {
   }
 
   absl::StatusOr<double> ColdSample() override {
-    RETURN_IF_ERROR(FlushL2());
-    return variant_.family->blocking_kernel ? TimeLaunches(1) : TimeUnblocked(1);
+    // Lines a kernel marked persisting (evict_last: add_*_l2keep) would survive the flush: return
+    // them to normal first, before anything holds the stream (a context-wide call).
+    ResetPersistingL2Lines();
+    if (!variant_.family->blocking_kernel) {
+      RETURN_IF_ERROR(EnqueueL2Flush());
+      return TimeUnblocked(1);
+    }
+    if (ColdFlushOrder() == FlushOrder::kBeforeHold) {
+      RETURN_IF_ERROR(EnqueueL2Flush());
+      return TimeLaunches(1, /*flush=*/false);
+    }
+    return TimeLaunches(1, /*flush=*/true);
   }
 
   absl::StatusOr<double> HotSample(int batch) override {
-    return variant_.family->blocking_kernel ? TimeLaunches(batch) : TimeUnblocked(batch);
+    return variant_.family->blocking_kernel ? TimeLaunches(batch, /*flush=*/false)
+                                            : TimeUnblocked(batch);
   }
 
   absl::StatusOr<double> UnblockedSample(bool flush_caches) override {
-    if (flush_caches) RETURN_IF_ERROR(FlushL2());
+    if (flush_caches) {
+      ResetPersistingL2Lines();
+      RETURN_IF_ERROR(EnqueueL2Flush());
+    }
     return TimeUnblocked(1);
   }
 
@@ -453,13 +486,11 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
-  // Evicts the run's data from L2 (see L2Flush): by default reads 2 x L2 of zeros, which writes
-  // back every dirty line before the timed window and leaves only clean lines; with memset, writes
-  // an L2-sized buffer, a new value each time.
-  absl::Status FlushL2() {
-    // Lines a kernel marked persisting (evict_last: add_*_l2keep) would survive the flush:
-    // return them to normal first, outside the timed window.
-    ResetPersistingL2Lines();
+  // Queues the eviction of the run's data from L2 (see L2Flush): by default a read of 2 x L2 of
+  // zeros, which writes back every dirty line before the timed window and leaves only clean
+  // lines; with memset, an L2-sized buffer written, a new value each time. Persisting lines are
+  // the caller's (ResetPersistingL2Lines first).
+  absl::Status EnqueueL2Flush() {
     if (flush_mode_ == L2Flush::kMemset) {
       CUDA_RETURN_IF_ERROR(
           cudaMemsetAsync(flush_.get(), ++flush_value_ & 0xff, flush_bytes_, stream_));
@@ -491,9 +522,10 @@ class CudaSession final : public Session {
     }
   }
 
-  // Holds the stream with the blocking kernel, queues start event, `count` launches and stop
-  // event, releases the stream and returns the events' elapsed time in seconds.
-  absl::StatusOr<double> TimeLaunches(int count) {
+  // Holds the stream with the blocking kernel, queues (with `flush`) the L2 flush, the start
+  // event, `count` launches and the stop event, releases the stream and returns the events'
+  // elapsed time in seconds.
+  absl::StatusOr<double> TimeLaunches(int count, bool flush) {
     last_clock_hz_.reset();
     state_->release = 0;
     state_->timed_out = 0;
@@ -501,10 +533,13 @@ class CudaSession final : public Session {
     state_->clock_ns = 0;
     CUDA_RETURN_IF_ERROR(
         cuda::LaunchBlockingKernel(device_state_, kClockWindowNs, kBlockingTimeoutNs, stream_));
+    // Every early return below releases the blocking kernel (it would spin to its timeout).
+    absl::Cleanup release = [this] { state_->release = 1; };
+    if (flush) RETURN_IF_ERROR(EnqueueL2Flush());
     CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
     absl::Status launched = LaunchTimed(count);
     CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));
-    state_->release = 1;
+    std::move(release).Invoke();
     CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop_));
     RETURN_IF_ERROR(launched);
     TakeDuration();
