@@ -16,6 +16,7 @@
 #      16Mi/256Mi, ncu on the server itself in profile mode (--profile_runs=5), as round 3 did
 #   4. repeatability: REPS default runs of REP_KERNELS at 1Mi, 16Mi, 256Mi (cold, timer auto)
 #   5. bench/measure3_report.py: the tables and the goal lines, on stdout and in report.md
+# STEPS (default gpu_test,timers,ncu,repeats) picks steps 1-4; the report always runs.
 # Everything lands in $WORK (default /tmp/gpubench-m4) and is packed into $OUT/measure3.tar.gz
 # after every step. BACKEND=cpu smoke-tests the logic without a GPU (ncu and gpu_test skip).
 set -uo pipefail
@@ -30,6 +31,8 @@ NCU_KERNELS=${NCU_KERNELS:-add_f32,add_f32x4,add_f16x8_pack,add_f32_tuned}  # nc
 REP_KERNELS=${REP_KERNELS:-add_f32,add_f16x8_pack}
 REPS=${REPS:-5}
 HOT_KERNEL=${HOT_KERNEL:-add_f32x4}
+STEPS=${STEPS:-gpu_test,timers,ncu,repeats}
+want() { [[ ,$STEPS, == *,$1,* ]]; }
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [[ $BACKEND == cpu ]] && NCU=
 pack() { tar czf "$OUT/measure3.tar.gz" -C "$R" . ; }
@@ -54,7 +57,7 @@ start_named() {
 cat "$R/machine.txt"
 
 # 1. The GPU tests of the timer.
-if [[ $BACKEND == cuda && -x $B/gpu_test ]] && need 40 gpu_test; then
+if want gpu_test && [[ $BACKEND == cuda && -x $B/gpu_test ]] && need 40 gpu_test; then
   cmd "gpu_test --gtest_filter='TimerGpuTest.*'"
   timed gpu_test 60 "$B/gpu_test" --gtest_filter='TimerGpuTest.*' > "$R/gpu_test.log" 2>&1
   log "gpu_test: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$R/gpu_test.log" | tr '\n' ' ')"
@@ -62,7 +65,7 @@ if [[ $BACKEND == cuda && -x $B/gpu_test ]] && need 40 gpu_test; then
 fi
 
 # 2. One server at its defaults: CUPTI (auto) vs events.
-if need 30 timers; then
+if want timers && need 30 timers; then
   start_named timers
   "$B/gpubench" devices --target="$T" > "$R/devices.txt" 2>&1
   # Hot batches stay on events under auto: the same hot runs before any CUPTI recording in this
@@ -92,7 +95,7 @@ if need 30 timers; then
 fi
 
 # 3. Nsight Compute on the server itself, profile mode (launches without the blocking kernel).
-if [[ -n $NCU ]] && need 45 ncu_time; then
+if want ncu && [[ -n $NCU ]] && need 45 ncu_time; then
   cmd "$NCU --target-processes all --clock-control none --cache-control all -k regex:Add --metrics gpu__time_duration.sum -o ncu_time gpubench_server ...; gpubench run K --size=N --profile_runs=5 --format=json (K in $NCU_KERNELS, N in 16Mi 256Mi)"
   start_named ncu_time timeout 150 "$NCU" --target-processes all --clock-control none \
       --cache-control all -k regex:Add --metrics gpu__time_duration.sum -o "$R/ncu_time" -f
@@ -110,7 +113,7 @@ if [[ -n $NCU ]] && need 45 ncu_time; then
 fi
 
 # 4. Repeatability: a fresh server at its defaults.
-if need 30 repeats; then
+if want repeats && need 30 repeats; then
   start_named repeats
   cmd "for i in 1..$REPS: gpubench run K --size=N --format=json  (K in $REP_KERNELS, N in 1Mi 16Mi 256Mi)"
   for i in $(seq 1 "$REPS"); do
