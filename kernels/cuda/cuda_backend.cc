@@ -174,24 +174,6 @@ absl::StatusOr<L2Flush> L2FlushFromEnvironment() {
                    " in the server's environment: expected clean (default) or memset"));
 }
 
-// Where a cold sample's flush runs, from the server's environment (GPUBENCH_COLD_FLUSH_ORDER):
-// "adjacent" (the default since 2026-11-30, session 4): behind the blocking kernel, right before
-//   the start event, so the timed launch follows the flush with no idle gap, as in a pipeline and
-//   as bench/torch_add.py, bench/event_timer and Nsight Compute's cache control run it.
-// "before_hold": the flush, then the blocking kernel (at least 20 us with one SM busy), then the
-//   timed launch: the order until then (nvbench's), kept for A/B measurements.
-// Read once per process; any other value is "adjacent".
-enum class FlushOrder { kAdjacent, kBeforeHold };
-
-FlushOrder ColdFlushOrder() {
-  static const FlushOrder order = [] {
-    const char* value = std::getenv("GPUBENCH_COLD_FLUSH_ORDER");
-    return value != nullptr && std::string_view(value) == "before_hold" ? FlushOrder::kBeforeHold
-                                                                       : FlushOrder::kAdjacent;
-  }();
-  return order;
-}
-
 class CudaSession final : public Session {
  public:
   CudaSession(int device, const KernelVariant& variant, const LaunchGeometry& geometry,
@@ -271,20 +253,16 @@ class CudaSession final : public Session {
     // Lines a kernel marked persisting (evict_last: add_*_l2keep) would survive the flush: return
     // them to normal first, before anything holds the stream (a context-wide call).
     ResetPersistingL2Lines();
-    if (!variant_.family->blocking_kernel) {
-      RETURN_IF_ERROR(EnqueueL2Flush());
-      return TimeUnblocked(1);
-    }
-    if (ColdFlushOrder() == FlushOrder::kBeforeHold) {
-      RETURN_IF_ERROR(EnqueueL2Flush());
-      return TimeLaunches(1, /*flush=*/false);
-    }
-    return TimeLaunches(1, /*flush=*/true);
+    RETURN_IF_ERROR(EnqueueL2Flush());
+    // The flush runs before the blocking kernel (nvbench's order). Queued behind it instead, right
+    // before the timed launch, it made no difference: H200, 2026-11-30, two servers ABBA, six
+    // add kernels at 1Mi/16Mi/256Mi, adjacent/before = 0.995-1.022 with the same spread in both
+    // orders (bench/results/2026-11-30-h200-session4.md).
+    return variant_.family->blocking_kernel ? TimeLaunches(1) : TimeUnblocked(1);
   }
 
   absl::StatusOr<double> HotSample(int batch) override {
-    return variant_.family->blocking_kernel ? TimeLaunches(batch, /*flush=*/false)
-                                            : TimeUnblocked(batch);
+    return variant_.family->blocking_kernel ? TimeLaunches(batch) : TimeUnblocked(batch);
   }
 
   absl::StatusOr<double> UnblockedSample(bool flush_caches) override {
@@ -522,10 +500,9 @@ class CudaSession final : public Session {
     }
   }
 
-  // Holds the stream with the blocking kernel, queues (with `flush`) the L2 flush, the start
-  // event, `count` launches and the stop event, releases the stream and returns the events'
-  // elapsed time in seconds.
-  absl::StatusOr<double> TimeLaunches(int count, bool flush) {
+  // Holds the stream with the blocking kernel, queues the start event, `count` launches and the
+  // stop event, releases the stream and returns the events' elapsed time in seconds.
+  absl::StatusOr<double> TimeLaunches(int count) {
     last_clock_hz_.reset();
     state_->release = 0;
     state_->timed_out = 0;
@@ -535,7 +512,6 @@ class CudaSession final : public Session {
         cuda::LaunchBlockingKernel(device_state_, kClockWindowNs, kBlockingTimeoutNs, stream_));
     // Every early return below releases the blocking kernel (it would spin to its timeout).
     absl::Cleanup release = [this] { state_->release = 1; };
-    if (flush) RETURN_IF_ERROR(EnqueueL2Flush());
     CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream_));
     absl::Status launched = LaunchTimed(count);
     CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream_));

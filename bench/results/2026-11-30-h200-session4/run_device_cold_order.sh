@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ARCHIVED (session 4, call 0, built from b5c073e): GPUBENCH_COLD_FLUSH_ORDER was removed after this A/B showed no difference.
 # Where a cold sample's L2 flush runs (issues #15 and #19), A/B in one device call: two servers
 # of the same bundle, one with the flush right before the timed launch (behind the blocking
 # kernel: GPUBENCH_COLD_FLUSH_ORDER=adjacent, the default since 2026-11-30 session 4) and one with
