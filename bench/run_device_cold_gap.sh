@@ -49,8 +49,8 @@ NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -
 if [[ -n $NCU && $BACKEND == cuda ]] && need 25 ncu; then
   for k in ${KERNELS//,/ }; do
     n=${SIZES%%,*}
-    cmd "$NCU --cache-control all --clock-control none -k regex:AddOnePass --metrics gpu__time_duration.sum --csv event_timer $k $n cold 20"
-    timed "ncu_$k" 30 "$NCU" --cache-control all --clock-control none -k regex:AddOnePass \
+    cmd "$NCU --cache-control all --clock-control none -k regex:Add --metrics gpu__time_duration.sum --csv event_timer $k $n cold 20"
+    timed "ncu_$k" 30 "$NCU" --cache-control all --clock-control none -k regex:Add \
         --metrics gpu__time_duration.sum --csv "$B/event_timer" "$k" "$n" cold 20 \
         > "$R/ncu_$k.csv" 2>> "$R/err.txt"
   done
