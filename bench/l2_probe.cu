@@ -5,10 +5,15 @@
 //   l2_probe [ELEMENTS,...]           table: variant,dtype,elements,mode,median_us,TB/s
 //   l2_probe --ncu ELEMENTS           three launches of each variant back to back (no flush),
 //                                     for ncu --cache-control none (counters of the hot case)
-//   L2_PROBE_FILTER=f16_ l2_probe ...  only the variants whose name contains the text
+//   L2_PROBE_FILTER=f16_ l2_probe ...  only the variants whose name contains the text (f16_ also
+//                                     matches bf16_: use ^-less names such as keep25_768x1)
 //   L2_PROBE_BATCH=N                  hot launches between the events (default 200/50/5 by size)
 //   L2_PROBE_FLUSH=memset             the cold flush before 2026-11-30 (see below)
 //
+// Variants are f16_*, f32_* and (the 768 x 1 one-pass ones only) bf16_*; f16 and bf16 differ in
+// the add instruction alone. The sm_90 code of VecKernel<kF16|kBF16|kF32, kKeep, 1> is the code of
+// the catalog's add_*_l2keep at sizes that are a multiple of the 16-byte packet (issue #19,
+// bench/results/2026-11-30-l2keep-codegen.md).
 // Policies: "ro" = read-only loads (LDG.E.128.CONSTANT), plain stores (the catalog's tuned);
 // "cs" = __ldcs/__stcs (ld/st .cs, evict-first); "ro_stcs" = read-only loads, streaming stores;
 // "gs" = grid-stride resident grid (blocks per SM given), __ldcs/__stcs; "keepF" = the first
@@ -19,6 +24,7 @@
 // as gpubench's server flushes it: a read-only pass over 2 x L2 bytes of zeros, so the launch
 // starts with clean lines only (L2_PROBE_FLUSH=memset: an L2-sized buffer rewritten, which leaves
 // the L2 full of dirty lines; gpubench's flush until 2026-11-30).
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -39,12 +45,15 @@
   } while (0)
 
 enum Policy { kRo = 0, kCs = 1, kRoStcs = 2, kKeep = 3 };
+enum DType { kF32 = 0, kF16 = 1, kBF16 = 2 };
 
-__device__ __forceinline__ uint4 AddH(uint4 x, uint4 y) {
+// Four pairs of 16-bit values (T2 = half2 or __nv_bfloat162) added lane by lane.
+template <typename T2>
+__device__ __forceinline__ uint4 AddPairs(uint4 x, uint4 y) {
   uint4 o;
-  const half2* px = reinterpret_cast<const half2*>(&x);
-  const half2* py = reinterpret_cast<const half2*>(&y);
-  half2* po = reinterpret_cast<half2*>(&o);
+  const T2* px = reinterpret_cast<const T2*>(&x);
+  const T2* py = reinterpret_cast<const T2*>(&y);
+  T2* po = reinterpret_cast<T2*>(&o);
 #pragma unroll
   for (int k = 0; k < 4; ++k) po[k] = __hadd2(px[k], py[k]);
   return o;
@@ -56,6 +65,12 @@ __device__ __forceinline__ uint4 AddF(uint4 x, uint4 y) {
   o.z = __float_as_uint(__uint_as_float(x.z) + __uint_as_float(y.z));
   o.w = __float_as_uint(__uint_as_float(x.w) + __uint_as_float(y.w));
   return o;
+}
+template <DType D>
+__device__ __forceinline__ uint4 Add(uint4 x, uint4 y) {
+  if constexpr (D == kF16) return AddPairs<half2>(x, y);
+  if constexpr (D == kBF16) return AddPairs<__nv_bfloat162>(x, y);
+  return AddF(x, y);
 }
 
 __device__ __forceinline__ uint64_t PolicyLast() {
@@ -99,7 +114,7 @@ __device__ __forceinline__ void Store(uint4* p, int64_t v, uint4 x) {
 }
 
 // One pass: block k owns packets [k*B*U, (k+1)*B*U), lane-interleaved (the catalog's tuned).
-template <bool kHalf, Policy P, int U>
+template <DType D, Policy P, int U>
 __global__ void __launch_bounds__(1024) VecKernel(const uint4* __restrict__ a,
                                                   const uint4* __restrict__ b,
                                                   uint4* __restrict__ c, int64_t nvec,
@@ -117,12 +132,12 @@ __global__ void __launch_bounds__(1024) VecKernel(const uint4* __restrict__ a,
 #pragma unroll
   for (int u = 0; u < U; ++u) {
     const int64_t v = base + u * blockDim.x;
-    if (v < nvec) Store<P>(c, v, kHalf ? AddH(ra[u], rb[u]) : AddF(ra[u], rb[u]));
+    if (v < nvec) Store<P>(c, v, Add<D>(ra[u], rb[u]));
   }
 }
 
 // Grid-stride over a resident grid, U packets per operand in flight.
-template <bool kHalf, Policy P, int U>
+template <DType D, Policy P, int U>
 __global__ void __launch_bounds__(1024) GsKernel(const uint4* __restrict__ a,
                                                  const uint4* __restrict__ b,
                                                  uint4* __restrict__ c, int64_t nvec,
@@ -138,11 +153,11 @@ __global__ void __launch_bounds__(1024) GsKernel(const uint4* __restrict__ a,
     }
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      Store<P>(c, i + u * stride, kHalf ? AddH(ra[u], rb[u]) : AddF(ra[u], rb[u]));
+      Store<P>(c, i + u * stride, Add<D>(ra[u], rb[u]));
   }
   for (; i < nvec; i += stride) {
     const uint4 x = Load<P>(a, i, keep), y = Load<P>(b, i, keep);
-    Store<P>(c, i, kHalf ? AddH(x, y) : AddF(x, y));
+    Store<P>(c, i, Add<D>(x, y));
   }
 }
 
@@ -168,12 +183,12 @@ struct Variant {
   int per_sm;          // > 0: grid-stride, this many blocks per SM
   double keep_frac;    // of L2, input bytes kept (kKeep)
   bool set_aside;      // persisting L2 set-aside at its maximum
-  bool half;
+  DType dtype;
 };
 
-template <bool H>
+template <DType H>
 std::vector<Variant> Variants() {
-  const char* d = H ? "f16" : "f32";
+  const char* d = H == kF16 ? "f16" : H == kBF16 ? "bf16" : "f32";
   std::vector<Variant> v = {
       {std::string(d) + "_ro_768x1", VecKernel<H, kRo, 1>, 768, 1, 0, 0, false, H},
       {std::string(d) + "_ro_256x1", VecKernel<H, kRo, 1>, 256, 1, 0, 0, false, H},
@@ -246,8 +261,12 @@ int main(int argc, char** argv) {
   std::printf("variant,elements,mode,median_us,tb_per_s,check\n");
   std::vector<Variant> all;
   const char* filter = std::getenv("L2_PROBE_FILTER");  // substring of the variant names to run
-  for (const Variant& v : Variants<true>()) all.push_back(v);
-  for (const Variant& v : Variants<false>()) all.push_back(v);
+  for (const Variant& v : Variants<kF16>()) all.push_back(v);
+  for (const Variant& v : Variants<kF32>()) all.push_back(v);
+  // bf16 (since 2026-11-30, the add_bf16_l2keep comparison): the 768 x 1 one-pass variants only.
+  for (const Variant& v : Variants<kBF16>()) {
+    if (v.name.size() > 6 && v.name.compare(v.name.size() - 6, 6, "_768x1") == 0) all.push_back(v);
+  }
   if (filter != nullptr) {
     std::vector<Variant> kept;
     for (const Variant& v : all) {
@@ -280,7 +299,7 @@ int main(int argc, char** argv) {
   CK(cudaEventCreate(&e1));
   for (int64_t n : sizes) {
     for (const Variant& v : all) {
-      const int64_t bytes = n * (v.half ? 2 : 4);
+      const int64_t bytes = n * (v.dtype == kF32 ? 4 : 2);
       const int64_t nvec = bytes / 16;
       const int64_t keep =
           static_cast<int64_t>(v.keep_frac * x.l2 / 2) / 16;  // packets of each input kept
@@ -330,7 +349,14 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(&hb, b + nvec - 1, 16, cudaMemcpyDeviceToHost));
       CK(cudaMemcpy(&hc, c + nvec - 1, 16, cudaMemcpyDeviceToHost));
       bool ok;
-      if (v.half) {
+      if (v.dtype == kBF16) {
+        const __nv_bfloat162* pa = reinterpret_cast<const __nv_bfloat162*>(&ha);
+        const __nv_bfloat162* pb = reinterpret_cast<const __nv_bfloat162*>(&hb);
+        const __nv_bfloat162* pc = reinterpret_cast<const __nv_bfloat162*>(&hc);
+        ok = __bfloat162float(__low2bfloat16(pc[0])) ==
+             __bfloat162float(__float2bfloat16(__bfloat162float(__low2bfloat16(pa[0])) +
+                                               __bfloat162float(__low2bfloat16(pb[0]))));
+      } else if (v.dtype == kF16) {
         const half2* pa = reinterpret_cast<const half2*>(&ha);
         const half2* pb = reinterpret_cast<const half2*>(&hb);
         const half2* pc = reinterpret_cast<const half2*>(&hc);

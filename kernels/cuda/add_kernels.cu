@@ -141,16 +141,22 @@ __global__ void __launch_bounds__(1024) AddGridStrideKernel(const T* __restrict_
 // before the first add. The cache policy (cache_policy.cuh) picks the load and store flavour:
 // read-only loads through __restrict__ const (LDG.E.128.CONSTANT) for add_*_tuned, streaming
 // (.cs) for add_*_stream, L2 evict_last/evict_first hints for add_*_l2keep.
-template <typename T, int kUnroll, CachePolicy kPolicy>
-__global__ void __launch_bounds__(1024) AddOnePassKernel(const T* __restrict__ a,
-                                                         const T* __restrict__ b,
-                                                         T* __restrict__ c, int64_t n,
+//
+// kTail = false (n a multiple of the packet, every size the benchmarks use): `count` is the
+// packet count and the kernel is the packets' loop alone, the same code as bench/l2_probe.cu's
+// VecKernel (issue #19: the probe's copy ran 16Mi f16 hot 3% faster than this kernel did when it
+// also took the element count, divided it and carried the scalar tail; 2026-11-30, sm_90 PTX and
+// SASS compared in bench/results/2026-11-30-l2keep-codegen.md). kTail = true: `count` is the
+// element count n and thread t also adds element nvec * kVec + t when that is below n (the tail
+// rule the CPU emulation, cpu::Add*OnePass, reproduces); the launcher picks it only for n that
+// is not a multiple of the packet, so the tail costs nothing where there is none.
+template <typename T, int kUnroll, CachePolicy kPolicy, bool kTail>
+__global__ void __launch_bounds__(1024) AddOnePassKernel(const uint4* __restrict__ a4,
+                                                         const uint4* __restrict__ b4,
+                                                         uint4* __restrict__ c4, int64_t count,
                                                          int64_t keep_packets) {
   constexpr int kVec = 16 / sizeof(T);
-  const int64_t nvec = n / kVec;
-  const uint4* __restrict__ a4 = reinterpret_cast<const uint4*>(a);
-  const uint4* __restrict__ b4 = reinterpret_cast<const uint4*>(b);
-  uint4* __restrict__ c4 = reinterpret_cast<uint4*>(c);
+  const int64_t nvec = kTail ? count / kVec : count;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
   uint4 ra[kUnroll], rb[kUnroll];
 #pragma unroll
@@ -166,8 +172,13 @@ __global__ void __launch_bounds__(1024) AddOnePassKernel(const T* __restrict__ a
     const int64_t v = base + u * blockDim.x;
     if (v < nvec) StorePacket<kPolicy>(c4, v, AddPacked<T>(ra[u], rb[u]));
   }
-  const int64_t t = nvec * kVec + GlobalThreadIndex();
-  if (t < n) c[t] = ScalarAdd(a[t], b[t]);
+  if constexpr (kTail) {
+    const T* __restrict__ a = reinterpret_cast<const T*>(a4);
+    const T* __restrict__ b = reinterpret_cast<const T*>(b4);
+    T* __restrict__ c = reinterpret_cast<T*>(c4);
+    const int64_t t = nvec * kVec + GlobalThreadIndex();
+    if (t < count) c[t] = ScalarAdd(a[t], b[t]);
+  }
 }
 
 // add_*_l2keep: an eighth of the L2 of each input is loaded evict_last (a quarter for both), the
@@ -214,20 +225,25 @@ int LaunchAddOnePass(const KernelBuffers& b, const LaunchGeometry& g, void* stre
     }
     keep_packets = static_cast<int64_t>(kL2KeepFractionPerInput * l2_bytes) / 16;
   }
-  const auto launch = [&](auto kernel) {
-    return LaunchOrReport(kernel, g, stream, symbol, b.at<const T>(0),
-                          b.at<const T>(1), b.at<T>(2), b.n,
-                          keep_packets);
+  constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+  const bool tail = b.n % kVec != 0;
+  const auto* a4 = reinterpret_cast<const uint4*>(b.at<const T>(0));
+  const auto* b4 = reinterpret_cast<const uint4*>(b.at<const T>(1));
+  auto* c4 = reinterpret_cast<uint4*>(b.at<T>(2));
+  const auto launch = [&](auto kernel, auto tail_kernel) {
+    return tail ? LaunchOrReport(tail_kernel, g, stream, symbol, a4, b4, c4, b.n, keep_packets)
+                : LaunchOrReport(kernel, g, stream, symbol, a4, b4, c4, b.n / kVec,
+                                 keep_packets);
   };
-  switch (g.items_per_thread / (16 / static_cast<int>(sizeof(T)))) {
+  switch (g.items_per_thread / kVec) {
     case 1:
-      return launch(AddOnePassKernel<T, 1, kPolicy>);
+      return launch(AddOnePassKernel<T, 1, kPolicy, false>, AddOnePassKernel<T, 1, kPolicy, true>);
     case 2:
-      return launch(AddOnePassKernel<T, 2, kPolicy>);
+      return launch(AddOnePassKernel<T, 2, kPolicy, false>, AddOnePassKernel<T, 2, kPolicy, true>);
     case 4:
-      return launch(AddOnePassKernel<T, 4, kPolicy>);
+      return launch(AddOnePassKernel<T, 4, kPolicy, false>, AddOnePassKernel<T, 4, kPolicy, true>);
     case 8:
-      return launch(AddOnePassKernel<T, 8, kPolicy>);
+      return launch(AddOnePassKernel<T, 8, kPolicy, false>, AddOnePassKernel<T, 8, kPolicy, true>);
     default:
       return cudaErrorInvalidValue;
   }

@@ -30,14 +30,17 @@ enum class CachePolicy { kReadOnly, kStreaming, kL2Keep };
 #endif
 
 #if GPUBENCH_HAS_L2_CACHE_HINTS
+// volatile, as bench/l2_probe.cu's: one createpolicy per load and store, where the load or store
+// is, never merged or hoisted (the sm_90 code of add_*_l2keep and the probe's keep kernels is the
+// same; issue #19).
 __device__ __forceinline__ uint64_t L2EvictLastPolicy() {
   uint64_t policy;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
   return policy;
 }
 __device__ __forceinline__ uint64_t L2EvictFirstPolicy() {
   uint64_t policy;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   return policy;
 }
 #endif

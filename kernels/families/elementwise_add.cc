@@ -351,6 +351,13 @@ constexpr KernelVariant kVariants[] = {
     // from DRAM inside one launch (L2 read hit rate 0.03%), but the hinted/streaming ones write
     // 7-8 MB of the 33.5 MB output back during the launch against 18 MB (read-only) and 36 MB
     // (torch.add): less write-back of the previous launch's output competes with the reads.
+    // Round 3 (bench/results/2026-11-30-h200-measure-round3.md): this kernel took 24.5-24.8 us at
+    // 16Mi fp16 hot (4.09-4.11 TB/s, goal 4.15) against 23.84-24.01 us for the probe's copy of it
+    // in the same call. Since 2026-11-30 (session 4) a launch whose n is a multiple of the
+    // 16-byte packet runs a kernel without the element count's division and the scalar tail: its
+    // sm_90 code is the probe's, byte for byte (86 instructions and 18 registers, was 114 and 22;
+    // bench/results/2026-11-30-l2keep-codegen.md, guarded by the l2keep_codegen test); other n run
+    // the old code. The device figure of the new code is pending (bench/run_device_l2keep.sh).
     {.name = "add_f32_l2keep",
      .family = &kElementwiseAdd,
      .dtype = DType::kF32,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <vector>
 
 #include "gpu/cuda_test.h"
 #include "kernels/catalog.h"
@@ -65,6 +66,39 @@ TEST_F(CudaTest, ClockFromTheBlockingKernelAndProfileMode) {
 
 class EveryCudaVariant : public CudaTest, public ::testing::WithParamInterface<const KernelVariant*> {
  protected:
+  // Runs k at each size cold and hot; every run must pass verification with sane statistics.
+  void ExpectVerifiedColdAndHot(const KernelVariant& k, const std::vector<int64_t>& sizes) {
+    for (int64_t n : sizes) {
+      for (CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
+        RunRequest r = Quick(std::string(k.name), n);
+        r.cache_mode = mode;
+        absl::StatusOr<RunResult> result = Run(r);
+        ASSERT_TRUE(result.ok()) << k.name << " n=" << n << ": " << result.status();
+        ASSERT_TRUE(result->verification.has_value());
+        EXPECT_TRUE(result->verification->passed)
+            << k.name << " n=" << n << " mode=" << CacheModeName(mode) << ": "
+            << result->verification->mismatches << " mismatches, first at "
+            << result->verification->first_mismatch_index << " expected "
+            << result->verification->first_mismatch_expected << " got "
+            << result->verification->first_mismatch_actual;
+        EXPECT_GE(result->stats.count, 3);
+        EXPECT_GT(result->stats.median_seconds, 0);
+        EXPECT_LE(result->stats.min_seconds, result->stats.median_seconds);
+        // A peak is known for HBM (the default) and GEMM (tensor table); host copies need NVML's
+        // PCIe link (this binary has no NVML amendment) and peer copies have none.
+        if (k.family->peak == nullptr ? k.family->metric == Metric::kBytesPerSecond
+                                      : k.family->metric == Metric::kOperationsPerSecond) {
+          EXPECT_TRUE(result->percent_of_peak.has_value()) << k.name;
+        }
+        // The SM clock is read by the blocking kernel; families timed without it (pageable copies,
+        // which wait for their stream) have no reading.
+        if (k.family->blocking_kernel) {
+          EXPECT_TRUE(result->min_clock_hz.has_value()) << k.name;
+        }
+      }
+    }
+  }
+
   void SetUp() override {
     CudaTest::SetUp();
     if (IsSkipped()) return;
@@ -85,35 +119,18 @@ TEST_P(EveryCudaVariant, VerifiedAtOddSizesColdAndHot) {
   } else if (k.family->resolve_shape != nullptr) {
     GTEST_SKIP() << k.name << ": its family has its own sizes (resolve_shape), tested in its test";
   }
-  for (int64_t n : sizes) {
-    for (CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
-      RunRequest r = Quick(std::string(k.name), n);
-      r.cache_mode = mode;
-      absl::StatusOr<RunResult> result = Run(r);
-      ASSERT_TRUE(result.ok()) << k.name << " n=" << n << ": " << result.status();
-      ASSERT_TRUE(result->verification.has_value());
-      EXPECT_TRUE(result->verification->passed)
-          << k.name << " n=" << n << " mode=" << CacheModeName(mode) << ": "
-          << result->verification->mismatches << " mismatches, first at "
-          << result->verification->first_mismatch_index << " expected "
-          << result->verification->first_mismatch_expected << " got "
-          << result->verification->first_mismatch_actual;
-      EXPECT_GE(result->stats.count, 3);
-      EXPECT_GT(result->stats.median_seconds, 0);
-      EXPECT_LE(result->stats.min_seconds, result->stats.median_seconds);
-      // A peak is known for HBM (the default) and GEMM (tensor table); host copies need NVML's
-      // PCIe link (this binary has no NVML amendment) and peer copies have none.
-      if (k.family->peak == nullptr ? k.family->metric == Metric::kBytesPerSecond
-                                    : k.family->metric == Metric::kOperationsPerSecond) {
-        EXPECT_TRUE(result->percent_of_peak.has_value()) << k.name;
-      }
-      // The SM clock is read by the blocking kernel; families timed without it (pageable copies,
-      // which wait for their stream) have no reading.
-      if (k.family->blocking_kernel) {
-        EXPECT_TRUE(result->min_clock_hz.has_value()) << k.name;
-      }
-    }
+  ExpectVerifiedColdAndHot(k, sizes);
+}
+
+// Sizes that are a multiple of every 16-byte packet: the one-pass kernels (add_*_tuned, _stream,
+// _l2keep) run their tail-free form there (issue #19), which the odd sizes above never reach;
+// 1000000 leaves a partial last block, 16Mi is the benchmarks' size.
+TEST_P(EveryCudaVariant, VerifiedAtPacketMultiplesColdAndHot) {
+  const KernelVariant& k = *GetParam();
+  if (k.family->name == "gemm" || k.family->resolve_shape != nullptr) {
+    GTEST_SKIP() << k.name << ": its family's sizes are tested above and in its own test";
   }
+  ExpectVerifiedColdAndHot(k, {8, 1000000, 16 << 20});
 }
 
 TEST_P(EveryCudaVariant, NonDefaultBlockSizes) {
@@ -144,9 +161,10 @@ TEST_P(EveryCudaVariant, EveryAllowedItemsPerThread) {
   for (int items : values) {
     ASSERT_TRUE(ItemsPerThreadAllowed(k, items)) << k.name << " items=" << items;
     // 1024 threads x the largest tiles take the bulk kernels past 48 KiB of dynamic shared
-    // memory (the opt-in path); sizes leave a partial last tile and a sub-packet tail.
+    // memory (the opt-in path); sizes leave a partial last tile and a sub-packet tail, or (1000000,
+    // a multiple of every packet) none: the one-pass kernels' tail-free form.
     for (int block : {64, 1024}) {
-      for (int64_t n : {int64_t{5}, int64_t{1000003}}) {
+      for (int64_t n : {int64_t{5}, int64_t{1000000}, int64_t{1000003}}) {
         RunRequest r = Quick(std::string(k.name), n);
         r.block_size = block;
         r.items_per_thread = items;
