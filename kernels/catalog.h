@@ -69,6 +69,11 @@ struct KernelVariant {
   // Lowest compute capability (major x 10 + minor) whose devices can run the CUDA kernel; 0 = any.
   // The CPU backend emulates every variant.
   int min_compute_capability = 0;
+  // The CUDA kernel loads with an L2 evict_last cache policy (add_*_l2keep): such lines can
+  // outlive a cold sample's flush, so the backend returns them to normal
+  // (cudaCtxResetPersistingL2Cache) before every flush. Only for these: on the H200 the reset
+  // itself slowed the next launch by 0.1-0.2 us at 1Mi (bench/results/2026-11-30-h200-session4.md).
+  bool l2_evict_last = false;
   ReferenceFn reference = nullptr;  // null: the family's reference
   CpuSetupFn cpu_setup = nullptr;   // per-session state (kernels/launch.h); null: none
   CudaSetupFn cuda_setup = nullptr;

@@ -8,7 +8,8 @@
 //               .L2::cache_hint, sm_80+): the kept part is the last to leave L2 and the output
 //               the first (add_*_l2keep). The persisting lines go back to normal
 //               with cudaCtxResetPersistingL2Cache, which the CUDA backend calls before every
-//               cold-mode flush and when a session closes.
+//               cold-mode flush of the variants marked KernelVariant::l2_evict_last and when
+//               a session closes.
 #ifndef GPUBENCH_KERNELS_CUDA_CACHE_POLICY_CUH_
 #define GPUBENCH_KERNELS_CUDA_CACHE_POLICY_CUH_
 

@@ -250,10 +250,7 @@ class CudaSession final : public Session {
   }
 
   absl::StatusOr<double> ColdSample() override {
-    // Lines a kernel marked persisting (evict_last: add_*_l2keep) would survive the flush: return
-    // them to normal first, before anything holds the stream (a context-wide call).
-    ResetPersistingL2Lines();
-    RETURN_IF_ERROR(EnqueueL2Flush());
+    RETURN_IF_ERROR(ResetPersistingLinesAndFlush());
     // The flush runs before the blocking kernel (nvbench's order). Queued behind it instead, right
     // before the timed launch, it made no difference: H200, 2026-11-30, two servers ABBA, six
     // add kernels at 1Mi/16Mi/256Mi, adjacent/before = 0.995-1.022 with the same spread in both
@@ -266,10 +263,7 @@ class CudaSession final : public Session {
   }
 
   absl::StatusOr<double> UnblockedSample(bool flush_caches) override {
-    if (flush_caches) {
-      ResetPersistingL2Lines();
-      RETURN_IF_ERROR(EnqueueL2Flush());
-    }
+    if (flush_caches) RETURN_IF_ERROR(ResetPersistingLinesAndFlush());
     return TimeUnblocked(1);
   }
 
@@ -462,6 +456,14 @@ class CudaSession final : public Session {
       return CudaErrorStatus(error, what);
     }
     return absl::OkStatus();
+  }
+
+  // The cold flush of a sample. Lines a kernel marked evict_last (KernelVariant::l2_evict_last)
+  // can survive it: those variants first return them to normal (a context-wide call, made before
+  // anything holds the stream). Other variants skip the reset, which slowed the next launch.
+  absl::Status ResetPersistingLinesAndFlush() {
+    if (variant_.l2_evict_last) ResetPersistingL2Lines();
+    return EnqueueL2Flush();
   }
 
   // Queues the eviction of the run's data from L2 (see L2Flush): by default a read of 2 x L2 of

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace gpubench {
@@ -129,6 +130,20 @@ TEST(Catalog, L2AwareVariantsForEveryDtype) {
     EXPECT_EQ(k.default_policy.items_per_thread, 32) << name;  // 4 packets of 8
   }
   EXPECT_EQ((*FindKernel("add_f32_gridstride"))->default_policy.max_resident_blocks_per_sm, 0);
+}
+
+// Exactly the kernels that load with an evict_last policy (the l2keep ones) ask the backend to
+// reset persisting L2 lines before a cold flush: a new evict_last variant without the flag would
+// time cold launches against an L2 that still holds its inputs; a flag elsewhere costs every
+// cold sample the reset's slowdown.
+TEST(Catalog, OnlyEvictLastVariantsResetPersistingLines) {
+  int marked = 0;
+  for (const KernelVariant& k : AllKernels()) {
+    const bool l2keep = absl::EndsWith(k.name, "_l2keep");
+    EXPECT_EQ(k.l2_evict_last, l2keep) << k.name;
+    marked += k.l2_evict_last ? 1 : 0;
+  }
+  EXPECT_EQ(marked, 3);
 }
 
 }  // namespace
