@@ -5,7 +5,9 @@ median) and compared with the server's own figure (throughput.operationsPerSecon
 does not take the server's arithmetic on trust. The goal cases (f16, bf16, tf32, f8e4m3 at
 4096^3 and 8192^3, hot) ran in ABBA rounds (run_<p>_<S>_r<i>.json, torch_r<i>.csv); each side's
 figure is the mean over its rounds, and the goal is gpubench >= 0.97 x torch with every gpubench
-round verified. Both sides' discipline (launches per sample, timed seconds) and SM clocks are shown
+round verified. The goal runs keep every sample (--throttle_threshold=0), as the torch script
+does; run_<p>_<S>_t75.json, where present, is one more gpubench run under its default rule
+(samples under 75% of the default SM clock discarded), shown beside them. Both sides' discipline (launches per sample, timed seconds) and SM clocks are shown
 so a gap can be told apart from a clock difference; the ncu section names the kernels.
 
     python3 bench/gemm_report.py RESULTS_DIR
@@ -43,7 +45,7 @@ def shape_of(name, result):
     m = re.search(r"_m(\d+)_n(\d+)_k(\d+)", name)
     if m:
         return tuple(int(x) for x in m.groups())
-    size = int(re.search(r"_(\d+)(?:_cold|_r\d+)?$", name).group(1))
+    size = int(re.search(r"_(\d+)(?:_cold|_r\d+|_t\d+)?$", name).group(1))
     return size, size, size
 
 
@@ -57,7 +59,8 @@ def load_runs(directory):
         name = os.path.basename(path)[4:-5]
         precision = name.split("_")[0]
         rnd = re.search(r"_r(\d+)$", name)
-        base = {"name": name, "precision": precision, "round": int(rnd.group(1)) if rnd else 0}
+        base = {"name": name, "precision": precision, "round": int(rnd.group(1)) if rnd else 0,
+                "default_rule": re.search(r"_t\d+$", name) is not None}
         try:
             with open(path) as f:
                 result = json.load(f)
@@ -67,7 +70,7 @@ def load_runs(directory):
                 with open(path[:-5] + ".err") as f:
                     lines = f.read().strip().splitlines()
                 err = lines[-1] if lines else err
-            size = re.search(r"_(\d+)(?:_r\d+)?$", name)
+            size = re.search(r"_(\d+)(?:_r\d+|_t\d+)?$", name)
             s = int(size.group(1)) if size else 0
             rows.append(dict(base, error=err, m=s, n=s, k=s, mode="hot"))
             continue
@@ -86,7 +89,9 @@ def load_runs(directory):
             batch=find(result, "hotBatchSize"),
             seconds=find(result, "measuredSeconds"),
             samples=find(result, "samples"),
-            throttled=find(result, "throttledSamples") or 0))
+            throttled=find(result, "throttledSamples") or 0,
+            low_clock=find(result, "lowClockSamples") or 0,
+            threshold=find(result, "throttleThreshold")))
     return rows
 
 
@@ -158,15 +163,16 @@ def main():
     print("# GEMM: gpubench (cuBLASLt, setup trials) vs torch (cuBLAS), hot, ABBA rounds\n")
     print("Each side under gpubench's hot discipline: samples of `batch` back-to-back launches "
           "behind a short spin, for `s` timed seconds; median per-launch time. SM clock MHz: "
-          "gpubench min-max over its samples (read by its blocking kernel; samples below 75% of "
-          "the default clock are discarded as throttled and counted), torch min/median/max "
-          "(NVML after each sample, none discarded).\n")
+          "gpubench min-max over its samples (read by its blocking kernel; with "
+          "--throttle_threshold=0 none discarded, the count under 75% of the default clock "
+          "shown), torch min/median/max (NVML after each sample, none discarded).\n")
     print("| precision | M=N=K | gpubench TFLOP/s (rounds) | torch TFLOP/s (rounds) | ratio of "
           "means | goal | gpubench clock / batch / s | torch clock / batch / s | verified | "
           "gpubench algorithm | torch kernel |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     goals = []
     reports = []
+    default_rule = []
     cases = sorted({(r["precision"], r["m"]) for r in runs if r["round"] > 0} |
                    {(key[0], key[1]) for key in torch},
                    key=lambda c: (GOAL_PRECISIONS.index(c[0]) if c[0] in GOAL_PRECISIONS
@@ -198,7 +204,10 @@ def main():
         if theirs:
             theirs_text += f" ({next(iter(theirs.values()))['impl']})"
         mine_disc = "; ".join(f"{r['clock']} / {r['batch']} / {float(r['seconds'] or 0):.2f}"
-                              + (f" ({r['throttled']} throttled)" if r["throttled"] else "")
+                              + (f" ({r['throttled']} throttled, discarded)" if r["throttled"]
+                                 else "")
+                              + (f" ({r['low_clock'] - r['throttled']} under 75%, kept)"
+                                 if r["low_clock"] > r["throttled"] else "")
                               for r in sorted(ok, key=lambda r: r["round"])) or "-"
         theirs_disc = "; ".join(f"{theirs[i]['clock']} / {theirs[i]['batch']} / "
                                 f"{float(theirs[i]['seconds'] or 0):.2f}"
@@ -212,11 +221,28 @@ def main():
               f"{kernel.replace('|', '/')} |")
         for r in ok:
             reports.append(f"- {p} {size}^3 round {r['round']}: {r['algorithm']}")
+        for r in runs:
+            if (r["default_rule"] and "error" not in r and r["precision"] == p and r["m"] == size
+                    and r["n"] == size and r["k"] == size):
+                every = f"{mean_mine / 1e12:.1f}" if mean_mine else "-"
+                to_torch = f"{r['flops'] / mean_theirs:.3f}" if mean_theirs else "-"
+                default_rule.append(
+                    f"| {p} | {size} | {r['flops'] / 1e12:.1f} | {every} | {to_torch} | "
+                    f"{r['throttled']} of {r['throttled'] + int(r['samples'] or 0)} | "
+                    f"{r['clock']} |")
     print()
     print(f"Goal cases met: {sum(goals)} of {len(goals)} (mean gpubench >= {GOAL} x mean torch, "
           f"every gpubench round verified)\n")
+    if default_rule:
+        print("## gpubench under its default rule (samples under 75% of the default clock "
+              "discarded), one run\n")
+        print("| precision | M=N=K | TFLOP/s, default rule | TFLOP/s, every sample (mean) | "
+              "ratio to torch's mean | discarded | clock MHz |")
+        print("|---|---|---|---|---|---|---|")
+        print("\n".join(default_rule))
+        print()
 
-    others = [r for r in runs if r["round"] == 0]
+    others = [r for r in runs if r["round"] == 0 and not r["default_rule"]]
     if others:
         print("## The rest of the family (gpubench only)\n")
         print("| precision | M x N x K | mode | gpubench TFLOP/s | server's figure | % of peak | "

@@ -13,7 +13,7 @@ for b in ${BINS:-gpubench_server gpubench event_timer pchase tests/gpu_test test
   cp "$build/$b" .bundle/bin/
 done
 # Device tests of the newer families and the gemm probe (CUDA builds), where the build has them.
-for b in tests/copy_gpu_test gemm_lt_probe; do
+for b in tests/copy_gpu_test gemm_lt_probe gemm_hot_probe; do
   if [[ -e $build/$b ]]; then cp "$build/$b" .bundle/bin/; fi
 done
 for b in .bundle/bin/*; do

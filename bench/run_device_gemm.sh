@@ -6,7 +6,10 @@
 #  2. per precision (f16, bf16, tf32, f8e4m3), ROUNDS (default 2) rounds in ABBA order so neither
 #     side always runs second on a hotter, power-capped GPU: round 1 gpubench then torch, round 2
 #     torch then gpubench. gpubench: `gpubench run gemm_<p> --size=S --mode=hot` (verified, the
-#     setup trials pick the algorithm) -> run_<p>_<S>_r<i>.json. torch: bench/torch_gemm.py
+#     setup trials pick the algorithm; --throttle_threshold=0: every sample kept, as the torch
+#     script keeps them) -> run_<p>_<S>_r<i>.json; then one run under gpubench's default rule
+#     (samples under 75% of the default SM clock discarded) at each of DEFAULT_RULE_SIZES
+#     -> run_<p>_<S>_t75.json. torch: bench/torch_gemm.py
 #     (torch.matmul / torch._scaled_mm) under the same discipline: gpubench's hot batch size and
 #     its measured seconds from the round-1 run, inputs uniform in [-1, 1), SM clock through NVML
 #     -> torch_r<i>.csv
@@ -21,6 +24,8 @@
 #   bench/run_device_gemm.sh [SIZES] [PRECISIONS]   (default 4096,8192 and f16,bf16,tf32,f8e4m3)
 # MEASURE (default "--min_time=0.5 --timeout=8") sets gpubench's measurement flags; EXTRA (default
 # 4096) the size of step 3 (non-square: M = 2 EXTRA, N = EXTRA / 4, K = EXTRA); ROUNDS (1 or 2).
+# THRESHOLD (default 0) is the goal runs' --throttle_threshold; DEFAULT_RULE_SIZES (default: the
+# largest size, where a power-capped GPU throttles; empty: none) the sizes of the extra run.
 # BUDGET_SECONDS (default 300): steps 3 and 4 are skipped (and said so) when less than 90 s of it is
 # left, so the report (step 5, also rebuildable from the archive) is always written.
 # Expects .bundle/ (carried by the device tool) and python3 with torch on the device.
@@ -30,6 +35,8 @@ precisions=${2:-f16,bf16,tf32,f8e4m3}
 MEASURE=${MEASURE:---min_time=0.5 --timeout=8}
 extra=${EXTRA:-4096}
 rounds=${ROUNDS:-2}
+threshold=${THRESHOLD:-0}
+default_rule_sizes=${DEFAULT_RULE_SIZES-${sizes##*,}}
 budget=${BUDGET_SECONDS:-300}
 # time_left_for STEP: true while at least 90 s of the budget remain.
 time_left_for() {
@@ -109,7 +116,9 @@ torch_side() {
 
 gpubench_side() {
   local p=$1 i=$2
-  for s in ${sizes//,/ }; do run "${p}_${s}_r$i" "gemm_$p" --size="$s" --mode=hot; done
+  for s in ${sizes//,/ }; do
+    run "${p}_${s}_r$i" "gemm_$p" --size="$s" --mode=hot --throttle_threshold="$threshold"
+  done
 }
 
 start_server "$R/server.log"
@@ -123,6 +132,7 @@ for p in ${precisions//,/ }; do
     torch_side "$p" 2
     gpubench_side "$p" 2
   fi
+  for s in ${default_rule_sizes//,/ }; do run "${p}_${s}_t75" "gemm_$p" --size="$s" --mode=hot; done
   pack
 done
 # 3. The rest of the family: CUDA-core f32, f64, a non-square shape, a cold (L2 flushed) run.

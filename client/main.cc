@@ -96,6 +96,10 @@ ABSL_FLAG(std::string, timer, "auto",
           "timestamps, cold and hot; an error where it cannot record; tracing can slow "
           "large-grid kernels) | events "
           "(CUDA events only). The CPU backend times with its steady clock (auto, events).");
+ABSL_FLAG(std::optional<double>, throttle_threshold, std::nullopt,
+          "Discard a sample whose SM clock was below this FRACTION of the default clock: 0.75 "
+          "(the server's default when unset) = nvbench's --throttle-threshold 75 (percent there); "
+          "0 keeps every sample (clocks still reported). 0 <= x < 1.");
 ABSL_FLAG(bool, samples, false, "Return the per-launch samples (at most 10,000) in the result.");
 ABSL_FLAG(bool, histogram, false,
           "run: draw a text histogram of the samples (implies --samples); on stderr unless "
@@ -334,6 +338,17 @@ bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
   else {
     std::cerr << "gpubench: --timer must be auto, cupti or events (got '" << timer << "')\n";
     return false;
+  }
+  if (const std::optional<double> threshold = absl::GetFlag(FLAGS_throttle_threshold);
+      threshold.has_value()) {
+    if (*threshold > 1 && *threshold <= 100) {
+      std::cerr << "gpubench: --throttle_threshold " << *threshold
+                << " looks like a percent; it is a fraction of the default SM clock (0.75 = 75%): "
+                   "pass --throttle_threshold="
+                << *threshold / 100 << "\n";
+      return false;
+    }
+    m->set_throttle_threshold(*threshold);  // the server refuses values outside [0, 1)
   }
   return true;
 }
@@ -777,7 +792,8 @@ namespace gpubench::client {
 namespace {
 
 const std::vector<std::string> kMeasurementFlags = {"mode", "warmup", "min_samples", "max_samples",
-                                                    "min_time", "max_noise", "timeout", "timer"};
+                                                    "min_time", "max_noise", "timeout", "timer",
+                                                    "throttle_threshold"};
 
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());

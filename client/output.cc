@@ -320,9 +320,22 @@ std::string RenderResultDetail(const v1::RunResult& r) {
         "\n");
   }
   if (m.max_sm_clock_hz() > 0) {
+    // Servers before the throttle_threshold option discarded below 75% and did not say so.
+    const double threshold =
+        r.request().has_throttle_threshold() ? r.request().throttle_threshold() : 0.75;
     absl::StrAppend(&out, "  SM clock      ", absl::StrFormat("%.0f", m.min_sm_clock_hz() / 1e6),
                     "-", absl::StrFormat("%.0f", m.max_sm_clock_hz() / 1e6), " MHz, ",
-                    m.throttled_samples(), " throttled samples discarded\n");
+                    threshold > 0
+                        ? absl::StrFormat("%d throttled samples discarded (under %.0f%% of the "
+                                          "default clock)",
+                                          m.throttled_samples(), 100 * threshold)
+                        : std::string("throttling check off (throttle_threshold 0): every "
+                                      "sample kept"));
+    if (m.low_clock_samples() > m.throttled_samples()) {
+      absl::StrAppend(&out, "; ", m.low_clock_samples() - m.throttled_samples(),
+                      " kept under 75%");
+    }
+    absl::StrAppend(&out, "\n");
   }
   if (m.clock_event_reasons_size() > 0) {
     absl::StrAppend(&out, "  clock events  ", absl::StrJoin(m.clock_event_reasons(), ", "),

@@ -58,6 +58,7 @@ absl::Status RunProfileLaunches(Session& session, const RunSpec& spec, int runs,
   result->profile_mode = true;
   result->hot_batch_size = 1;
   result->throttled_samples = 0;
+  result->low_clock_samples = 0;
   result->min_clock_hz.reset();
   result->max_clock_hz.reset();
   result->sampling_wall_seconds = SecondsSince(wall_start);
@@ -130,6 +131,7 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
   SamplingStopper stopper = MakeStopper(m);
   const auto wall_start = std::chrono::steady_clock::now();
   const double default_clock = result->device.sm_clock_hz;
+  const double threshold = m.throttle_threshold.value_or(kThrottleThreshold);
   double recovery_delay = kThrottleRecoveryDelaySeconds;
   int throttled_in_a_row = 0;
   StopRule rule = StopRule::kNone;
@@ -154,7 +156,10 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
     if (std::optional<double> clock = session.CurrentClockHz(); clock.has_value()) {
       result->min_clock_hz = std::min(result->min_clock_hz.value_or(*clock), *clock);
       result->max_clock_hz = std::max(result->max_clock_hz.value_or(*clock), *clock);
-      throttled = default_clock > 0 && *clock < kThrottleThreshold * default_clock;
+      if (default_clock > 0 && *clock < kThrottleThreshold * default_clock) {
+        ++result->low_clock_samples;
+      }
+      throttled = default_clock > 0 && *clock < threshold * default_clock;
     }
     if (throttled) {
       ++result->throttled_samples;
@@ -328,7 +333,8 @@ absl::Status Summarize(const RunSpec& spec, const std::vector<double>& samples,
   if (samples.empty()) {
     return absl::UnavailableError(absl::StrCat(
         "all ", result->samples_taken, " samples were taken while the SM clock was throttled below ",
-        kThrottleThreshold * 100, "% of its default; no result"));
+        m.throttle_threshold.value_or(kThrottleThreshold) * 100,
+        "% of its default; no result (measurement.throttle_threshold = 0 keeps every sample)"));
   }
   result->stats = ComputeStatistics(samples);  // the full statistics, once
   result->sample_count = static_cast<int>(samples.size());

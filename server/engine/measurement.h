@@ -26,8 +26,6 @@ using CancelledFn = std::function<bool()>;
 constexpr double kHotBatchTargetSeconds = 2e-3;
 // Most launches queued behind one blocking kernel (the device's launch queue holds about 1024).
 constexpr int kMaxHotBatch = 256;
-// Samples whose SM clock was below this fraction of the default clock are discarded (nvbench).
-constexpr double kThrottleThreshold = 0.75;
 // Pause after a throttled sample to let the GPU recover (nvbench's default); it grows by up to
 // 0.5 s per sample while throttling persists for more than two samples in a row.
 constexpr double kThrottleRecoveryDelaySeconds = 0.05;

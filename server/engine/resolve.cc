@@ -270,6 +270,14 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
       CheckRange("measurement.profile_runs", r.profile_runs, 0, limits.max_profile_runs));
   r.keep_samples = m.keep_samples;
   r.timer = m.timer;
+  r.throttle_threshold = m.throttle_threshold.value_or(
+      d.throttle_threshold.value_or(kThrottleThreshold));
+  if (!(*r.throttle_threshold >= 0 && *r.throttle_threshold < 1)) {  // also rejects NaN
+    return absl::InvalidArgumentError(absl::StrCat(
+        "measurement.throttle_threshold = ", *r.throttle_threshold,
+        " is outside [0, 1): a fraction of the default SM clock below which a sample is "
+        "discarded (0.75 = nvbench's default --throttle-threshold 75; 0 keeps every sample)"));
+  }
   if (r.timer == TimerChoice::kCupti && r.profile_runs > 0) {
     return absl::InvalidArgumentError(
         "measurement.timer = cupti with profile_runs: profile mode times each launch with CUDA "

@@ -41,7 +41,9 @@ struct RunResult {
   // Measurement.
   SampleStatistics stats;         // per-launch seconds over the kept samples
   int hot_batch_size = 1;         // launches per hot sample (1 when cold)
-  int throttled_samples = 0;      // discarded: SM clock under 75% of the default
+  int throttled_samples = 0;      // discarded: SM clock under throttle_threshold x the default
+  // SM clock under kThrottleThreshold (75%) x the default, kept or discarded.
+  int low_clock_samples = 0;
   bool noise_reached = false;
   StopRule stop_rule = StopRule::kNone;  // which rule ended sampling
   std::string stop_reason;               // the rule in words, with the figures

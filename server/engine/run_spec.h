@@ -29,6 +29,10 @@ const char* TimerChoiceName(TimerChoice choice);  // "auto" / "cupti" / "events"
 enum class SampleTimer { kCuptiActivity, kCudaEvent, kCpuClock };
 const char* SampleTimerName(SampleTimer timer);
 
+// Samples whose SM clock was below this fraction of the default clock are discarded (nvbench's
+// --throttle-threshold default, 75%); MeasurementOptions.throttle_threshold sets another.
+constexpr double kThrottleThreshold = 0.75;
+
 // Stopping criteria and warm-up, nvbench's vocabulary. Zero in a request means "server default".
 struct MeasurementOptions {
   int warmup_launches = 0;
@@ -43,6 +47,9 @@ struct MeasurementOptions {
   int profile_runs = 0;
   bool keep_samples = false;    // return the per-launch samples (at most kMaxReturnedSamples)
   TimerChoice timer = TimerChoice::kAuto;
+  // Fraction of the default SM clock below which a sample is discarded; 0 keeps every sample.
+  // A request's nullopt means kThrottleThreshold; a resolved RunSpec always holds a value.
+  std::optional<double> throttle_threshold = std::nullopt;
 };
 
 struct RunRequest {
@@ -75,7 +82,8 @@ struct ServerLimits {
                               .max_samples = 100000,
                               .min_time_seconds = 0.05,
                               .max_noise = 0.005,
-                              .timeout_seconds = 15};
+                              .timeout_seconds = 15,
+                              .throttle_threshold = kThrottleThreshold};
   int max_warmup_launches = 1000;
   int max_profile_runs = 10000;
   int max_samples_limit = 1000000;

@@ -24,6 +24,13 @@ grep -q "| bf16 | 128x16x64 | hot |" "$report" || fail "no non-square row"
 grep -q "| bf16 | 64x64x64 | cold |" "$report" || fail "no cold row"
 tar tzf "$work/out/gemm.tar.gz" > "$work/archive.txt" || fail "unreadable archive"
 grep -q report.md "$work/archive.txt" || fail "report not in the archive"
+# The goal runs keep every sample (--throttle_threshold=0); one more run per precision at the
+# largest size under the default rule (0.75), in its own table.
+grep -qE '"throttleThreshold": 0(,|$)' "$work/out/gemm/run_bf16_96_r1.json" ||
+  fail "goal run not at threshold 0"
+grep -q '"throttleThreshold": 0.75' "$work/out/gemm/run_bf16_96_t75.json" || fail "no default-rule run"
+sed -n '/under its default rule/,/^## The rest/p' "$report" | grep -q "^| bf16 | 96 | " ||
+  fail "no default-rule row"
 # ABBA: two gpubench rounds per goal case.
 [[ -s $work/out/gemm/run_bf16_96_r1.json && -s $work/out/gemm/run_bf16_96_r2.json ]] ||
   fail "no second round"

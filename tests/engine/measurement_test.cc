@@ -232,6 +232,45 @@ TEST_F(MeasureTest, ThrottledSamplesAreDiscarded) {
   EXPECT_DOUBLE_EQ(*r->max_clock_hz, 1.9e9);
 }
 
+TEST_F(MeasureTest, ThrottleThresholdZeroKeepsEverySampleAndCountsTheSlowClocks) {
+  backend_->script().default_clock_hz = 1.98e9;
+  backend_->script().clock_hz = [](int i) { return std::optional<double>(i % 3 == 0 ? 0.9e9 : 1.9e9); };
+  backend_->script().seconds = [](int i) { return i % 3 == 0 ? 5e-3 : 1e-3; };
+  RunSpec spec = Spec();
+  spec.measurement.throttle_threshold = 0;
+  spec.measurement.max_samples = 12;
+  absl::StatusOr<RunResult> r = Measure(spec);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->throttled_samples, 0);
+  EXPECT_EQ(r->samples_taken, r->stats.count);
+  EXPECT_EQ(r->low_clock_samples, (r->samples_taken + 2) / 3);  // samples 0, 3, 6, ...
+  EXPECT_GT(r->low_clock_samples, 0);
+  EXPECT_DOUBLE_EQ(r->stats.max_seconds, 5e-3);  // the slow-clock samples are in the statistics
+  EXPECT_DOUBLE_EQ(*r->min_clock_hz, 0.9e9);
+  EXPECT_DOUBLE_EQ(*r->max_clock_hz, 1.9e9);
+}
+
+TEST_F(MeasureTest, ThrottleThresholdSetsWhereSamplesAreDiscarded) {
+  backend_->script().default_clock_hz = 2e9;
+  // 1.2 GHz (60%) every third sample, 0.8 GHz (40%) every fifth, else 2 GHz.
+  backend_->script().clock_hz = [](int i) {
+    return std::optional<double>(i % 5 == 0 ? 0.8e9 : i % 3 == 0 ? 1.2e9 : 2e9);
+  };
+  RunSpec spec = Spec();
+  spec.measurement.throttle_threshold = 0.5;  // discards the 40% samples only
+  absl::StatusOr<RunResult> r = Measure(spec);
+  ASSERT_TRUE(r.ok()) << r.status();
+  int below_half = 0, below_75 = 0;
+  for (int i = 0; i < r->samples_taken; ++i) {
+    below_half += i % 5 == 0 ? 1 : 0;
+    below_75 += i % 5 == 0 || i % 3 == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(r->throttled_samples, below_half);
+  EXPECT_EQ(r->low_clock_samples, below_75);
+  EXPECT_EQ(r->stats.count, r->samples_taken - below_half);
+  EXPECT_DOUBLE_EQ(*r->min_clock_hz, 0.8e9);
+}
+
 TEST_F(MeasureTest, AllThrottledIsAnErrorNotAResult) {
   backend_->script().default_clock_hz = 2e9;
   backend_->script().clock_hz = [](int) { return std::optional<double>(1e9); };

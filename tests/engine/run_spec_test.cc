@@ -47,6 +47,19 @@ TEST_F(ResolveTest, DefaultsResolved) {
   EXPECT_EQ(s->measurement.min_samples, 10);
   EXPECT_DOUBLE_EQ(s->measurement.max_noise, 0.005);
   EXPECT_DOUBLE_EQ(s->measurement.timeout_seconds, 15);
+  EXPECT_EQ(s->measurement.throttle_threshold, std::optional<double>(0.75));  // nvbench's 75%
+}
+
+TEST_F(ResolveTest, ThrottleThresholdZeroKeepsEverySampleAndIsKept) {
+  RunRequest r = Valid();
+  r.measurement.throttle_threshold = 0;  // not "the default": 0 turns discarding off
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->measurement.throttle_threshold, std::optional<double>(0));
+  r.measurement.throttle_threshold = 0.9;
+  s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->measurement.throttle_threshold, std::optional<double>(0.9));
 }
 
 TEST_F(ResolveTest, RequestOverridesAndSeedEcho) {
@@ -117,6 +130,16 @@ TEST_F(ResolveTest, EveryInvalidInputClass) {
        absl::StatusCode::kInvalidArgument, "timeout_seconds"},
       {"infinite noise", [](RunRequest& r) { r.measurement.max_noise = INFINITY; },
        absl::StatusCode::kInvalidArgument, "max_noise"},
+      {"throttle threshold 1", [](RunRequest& r) { r.measurement.throttle_threshold = 1.0; },
+       absl::StatusCode::kInvalidArgument, "throttle_threshold = 1 is outside [0, 1)"},
+      {"throttle threshold in percent", [](RunRequest& r) { r.measurement.throttle_threshold = 75; },
+       absl::StatusCode::kInvalidArgument, "throttle_threshold"},
+      {"negative throttle threshold",
+       [](RunRequest& r) { r.measurement.throttle_threshold = -0.1; },
+       absl::StatusCode::kInvalidArgument, "throttle_threshold"},
+      {"NaN throttle threshold",
+       [](RunRequest& r) { r.measurement.throttle_threshold = std::nan(""); },
+       absl::StatusCode::kInvalidArgument, "throttle_threshold"},
       {"too many warmups", [](RunRequest& r) { r.measurement.warmup_launches = 1 << 20; },
        absl::StatusCode::kInvalidArgument, "warmup_launches"},
       {"over free memory", [](RunRequest& r) { r.elements = int64_t{1} << 30; },

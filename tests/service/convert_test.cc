@@ -65,6 +65,11 @@ TEST_F(ConvertTest, RunRequestFieldsAndUnsetOptionals) {
   EXPECT_DOUBLE_EQ(r.measurement.timeout_seconds, 3);
   EXPECT_EQ(r.measurement.profile_runs, 9);
   EXPECT_TRUE(r.measurement.keep_samples);
+  // Unset: the server's default threshold; 0 is a request (keep every sample), not "unset".
+  EXPECT_FALSE(r.measurement.throttle_threshold.has_value());
+  m->set_throttle_threshold(0);
+  EXPECT_EQ(FromProto(p).measurement.throttle_threshold, std::optional<double>(0));
+  m->clear_throttle_threshold();
   // Unset optional fields stay unset, so the engine's defaults apply; set ones are kept, false
   // and zero included.
   EXPECT_FALSE(r.verify.has_value());
@@ -244,6 +249,22 @@ TEST_F(ConvertTest, TimerChoiceAndTheTimerThatTimedTheSamples) {
   EXPECT_DOUBLE_EQ(p.measurement().event_median_seconds(), 3e-6);
 }
 
+TEST_F(ConvertTest, ThrottleThresholdResolvedAndLowClockSamples) {
+  RunResult r = AResult(engine_, /*keep_samples=*/false);
+  r.spec.measurement.throttle_threshold = 0;
+  r.throttled_samples = 0;
+  r.low_clock_samples = 4;
+  v1::RunResult p;
+  ToProto(r, &p);
+  ASSERT_TRUE(p.request().has_throttle_threshold());
+  EXPECT_DOUBLE_EQ(p.request().throttle_threshold(), 0);
+  EXPECT_EQ(p.measurement().throttled_samples(), 0);
+  EXPECT_EQ(p.measurement().low_clock_samples(), 4);
+  r.spec.measurement.throttle_threshold.reset();  // never left so by the resolver: the default
+  ToProto(r, &p);
+  EXPECT_DOUBLE_EQ(p.request().throttle_threshold(), 0.75);
+}
+
 TEST_F(ConvertTest, SweepRequestToPlan) {
   v1::RunSweepRequest p;
   p.add_kernels("add_f32");
@@ -260,6 +281,7 @@ TEST_F(ConvertTest, SweepRequestToPlan) {
   p.set_force(true);
   p.mutable_measurement()->set_cache_mode(v1::HOT);
   p.mutable_measurement()->set_min_samples(4);
+  p.mutable_measurement()->set_throttle_threshold(0);
   SweepPlan plan = FromProto(p);
   EXPECT_THAT(plan.kernels, ElementsAre("add_f32", "copy_d2d"));
   EXPECT_THAT(plan.sizes, ElementsAre(10, int64_t{1} << 33));
@@ -274,6 +296,7 @@ TEST_F(ConvertTest, SweepRequestToPlan) {
   EXPECT_TRUE(plan.base.force);
   EXPECT_EQ(plan.base.cache_mode, std::optional<CacheMode>(CacheMode::kHot));
   EXPECT_EQ(plan.base.measurement.min_samples, 4);
+  EXPECT_EQ(plan.base.measurement.throttle_threshold, std::optional<double>(0));
 }
 
 TEST_F(ConvertTest, AutotuneRequestAndReport) {
