@@ -82,9 +82,9 @@ for p in ("bf16", "f16"):
     try:
         j = json.load(open(os.path.join(r, f"run_{p}.json")))
         t, m = j["timing"], j["measurement"]
-        gpu = t["meanSeconds"] * m["hotBatchSize"] * m["samplesTaken"]
+        gpu = m["measuredSeconds"]  # every sample kept: no recovery pauses in the wall time
         print(f"{p}: median {t['medianSeconds']*1e6:.2f} us, {j['throughput']['operationsPerSecond']/1e12:.1f} "
-              f"TFLOP/s, {m['samplesTaken']} samples ({m.get('throttledSamples', 0)} under 75% clock, "
+              f"TFLOP/s, {m['samplesTaken']} samples ({m.get('lowClockSamples', 0)} under 75% clock, "
               f"kept), batch {m['hotBatchSize']}, duty {gpu / m['samplingWallSeconds']:.3f}, clock MHz "
               f"{m.get('minSmClockHz', 0)/1e6:.0f}-{m.get('maxSmClockHz', 0)/1e6:.0f}, "
               f"reasons {m.get('clockEventReasons', [])}")
