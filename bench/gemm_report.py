@@ -91,6 +91,7 @@ def load_runs(directory):
             samples=find(result, "samples"),
             throttled=find(result, "throttledSamples") or 0,
             low_clock=find(result, "lowClockSamples") or 0,
+            wall=find(result, "samplingWallSeconds"),
             threshold=find(result, "throttleThreshold")))
     return rows
 
@@ -109,7 +110,8 @@ def load_torch(directory):
                 out.setdefault((precision, int(m), int(n), int(k)), {})[rnd] = {
                     "impl": impl, "samples": samples, "batch": batch, "median": float(median),
                     "flops": float(flops), "seconds": measured,
-                    "clock": f"{cmin}/{cmed}/{cmax}" if cmed else "?", "kernel": kernel}
+                    "clock": f"{cmin}/{cmed}/{cmax}" if cmed else "?", "kernel": kernel,
+                    "duty": row[17] if len(row) > 17 else None}
     return out
 
 
@@ -165,9 +167,13 @@ def main():
           "behind a short spin, for `s` timed seconds; median per-launch time. SM clock MHz: "
           "gpubench min-max over its samples (read by its blocking kernel; with "
           "--throttle_threshold=0 none discarded, the count under 75% of the default clock "
-          "shown), torch min/median/max (NVML after each sample, none discarded).\n")
+          "shown), torch min/median/max (NVML after each sample, none discarded). duty: timed "
+          "seconds / wall seconds of the sampling loop (gpubench's includes any recovery pause "
+          "after a discarded sample); the GPU idles the rest, which on a power-capped GPU raises "
+          "the clock the kernels run at.\n")
     print("| precision | M=N=K | gpubench TFLOP/s (rounds) | torch TFLOP/s (rounds) | ratio of "
-          "means | goal | gpubench clock / batch / s | torch clock / batch / s | verified | "
+          "means | goal | gpubench clock / batch / s / duty | torch clock / batch / s / duty | "
+          "verified | "
           "gpubench algorithm | torch kernel |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     goals = []
@@ -204,6 +210,8 @@ def main():
         if theirs:
             theirs_text += f" ({next(iter(theirs.values()))['impl']})"
         mine_disc = "; ".join(f"{r['clock']} / {r['batch']} / {float(r['seconds'] or 0):.2f}"
+                              + (f" / duty {float(r['seconds'] or 0) / float(r['wall']):.2f}"
+                                 if r["wall"] else "")
                               + (f" ({r['throttled']} throttled, discarded)" if r["throttled"]
                                  else "")
                               + (f" ({r['low_clock'] - r['throttled']} under 75%, kept)"
@@ -211,6 +219,7 @@ def main():
                               for r in sorted(ok, key=lambda r: r["round"])) or "-"
         theirs_disc = "; ".join(f"{theirs[i]['clock']} / {theirs[i]['batch']} / "
                                 f"{float(theirs[i]['seconds'] or 0):.2f}"
+                                + (f" / duty {theirs[i]['duty']}" if theirs[i]["duty"] else "")
                                 for i in sorted(theirs)) or "-"
         checked = ", ".join(str(r["checked"]) for r in ok)
         algorithm = short_algorithm(str(ok[0]["algorithm"])) if ok else "-"

@@ -17,11 +17,14 @@ run reports this as measurement.measuredSeconds; run_device_gemm.sh passes it). 
 stream held by a spinning kernel (torch.cuda._sleep) while Python queues the start event, BATCH
 launches and the stop event — as gpubench's blocking kernel holds it until the host has queued
 them; the spin lasts 1.5 x the previous sample's queuing time + 20 us, so no launch latency lands
-inside the window and the GPU idles about as little as under gpubench; per-launch time = window /
-BATCH; the median is reported. The SM clock is read through NVML after every sample (min, median,
-max reported). --batch N fixes the batch (gpubench's measurement.hotBatchSize).
+inside the window; per-launch time = window / BATCH; the median is reported. The SM clock is read
+through NVML after every sample (min, median, max reported). --batch N fixes the batch
+(gpubench's measurement.hotBatchSize). duty = timed seconds / wall seconds of the sampling loop:
+Python's per-sample overhead idles the GPU more than gpubench's loop does (H200, 2026-11-30: about
+0.75 here against 0.9 for gpubench at 4096^3), which matters on a power-capped GPU.
 Prints CSV: impl,precision,m,n,k,mode,samples,batch,median_seconds,flops_per_second,
-measured_seconds,clock_min_mhz,clock_median_mhz,clock_max_mhz,kernel,started_unix,finished_unix
+measured_seconds,clock_min_mhz,clock_median_mhz,clock_max_mhz,kernel,started_unix,finished_unix,
+duty
 
     python3 bench/torch_gemm.py [--sizes 4096,8192] [--precisions f16,bf16,tf32,f8e4m3]
         [--seconds S[,S...]] [--batch N[,N...]] [--kernel_names] [--no_header]
@@ -139,7 +142,8 @@ def kernel_names(fn):
 
 
 def measure(fn, seconds, batch, nvml):
-    """gpubench's hot discipline: returns (median per-launch s, samples, batch, measured s, clocks).
+    """gpubench's hot discipline: returns (median per-launch s, samples, batch, measured s, clocks,
+    wall s of the sampling loop).
 
     gpubench's blocking kernel holds the stream until the host has queued the batch; here the
     spin lasts 1.5 x the previous sample's queuing time + HOLD_SECONDS, for the same effect."""
@@ -154,6 +158,7 @@ def measure(fn, seconds, batch, nvml):
         batch = int(min(max(math.ceil(HOT_BATCH_TARGET_SECONDS / max(one, 1e-9)), 1), MAX_HOT_BATCH))
     times, clocks = [], []
     measured = 0.0
+    loop_start = time.perf_counter()
     while measured < seconds or len(times) < 10:
         window, queued = time_window(fn, batch, start, stop, hold)
         hold = 1.5 * queued + HOLD_SECONDS
@@ -162,7 +167,8 @@ def measure(fn, seconds, batch, nvml):
         clock = nvml.sm_clock_mhz()
         if clock is not None:
             clocks.append(clock)
-    return statistics.median(times), len(times), batch, measured, clocks
+    return (statistics.median(times), len(times), batch, measured, clocks,
+            time.perf_counter() - loop_start)
 
 
 def main():
@@ -188,7 +194,7 @@ def main():
     if not args.no_header:
         print("impl,precision,m,n,k,mode,samples,batch,median_seconds,flops_per_second,"
               "measured_seconds,clock_min_mhz,clock_median_mhz,clock_max_mhz,kernel,"
-              "started_unix,finished_unix", flush=True)
+              "started_unix,finished_unix,duty", flush=True)
     sizes = [int(s) for s in args.sizes.split(",")]
 
     def per_size(text, convert):
@@ -208,15 +214,15 @@ def main():
                 check(precision, a, b, scale, out)
                 names = kernel_names(fn) if args.kernel_names else ""
                 started = time.time()
-                t, samples, batch, measured, clocks = measure(fn, seconds_of[size], batch_of[size],
-                                                             nvml)
+                t, samples, batch, measured, clocks, wall = measure(fn, seconds_of[size],
+                                                                   batch_of[size], nvml)
                 finished = time.time()
                 impl = "torch._scaled_mm" if precision == "f8e4m3" else "torch.matmul"
                 c = (f"{min(clocks)},{statistics.median(clocks):.0f},{max(clocks)}" if clocks
                      else ",,")
                 print(f"{impl},{precision},{m},{n},{k},hot,{samples},{batch},{t:.9g},"
                       f"{2.0 * m * n * k / t:.6g},{measured:.3f},{c},\"{names}\","
-                      f"{started:.3f},{finished:.3f}", flush=True)
+                      f"{started:.3f},{finished:.3f},{measured / wall:.3f}", flush=True)
                 del a, b, out
                 torch.cuda.empty_cache()
             except Exception as e:  # one failing case must not hide the others
