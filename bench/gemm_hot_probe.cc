@@ -17,13 +17,15 @@
 //   block_idle block, then the host idles IDLE_US after every sample, as the torch script's
 //              per-sample Python overhead leaves the GPU idle (duty cycle ~0.75 there, ~0.85 in
 //              gpubench's sampling loop): under a power cap, does the duty cycle move the median?
+//   block_idle3x block_idle with three times the idle (duty ~0.5): a second point of the same
+//              dose-response
 // For each mode: the median per-launch time, its spread (p10, p90), TFLOP/s, the medians of the
 // single rounds, the duty cycle (event-timed seconds / wall seconds of the mode's rounds) and the
 // SM clock the holding kernel measured (none: no reading); block_cupti adds the span per launch,
 // events minus span per batch, and the GPU operations per batch.
 //
 //   gemm_hot_probe [SIZE=4096] [PRECISIONS=bf16,f16] [SECONDS=0.25] [ROUNDS=4] [BATCH=11]
-//   HOT_MODES=none,block,... picks modes (default all six); HOT_IDLE_US (default 700).
+//   HOT_MODES=none,block,... picks modes (default all seven); HOT_IDLE_US (default 700).
 // Plans: the heuristic's first candidate, and the setup trials' choice where it differs (the
 // candidate gpubench runs). Needs libcublasLt.so.13 (LD_LIBRARY_PATH; bench/device_lib.sh).
 #include <cuda_runtime_api.h>
@@ -75,14 +77,15 @@ constexpr uint64_t kBlockingTimeoutNs = 2'000'000'000;
 // left by the previous mode fades first (the power cap's control loop acts within milliseconds).
 constexpr double kSettleSeconds = 0.05;
 
-enum class Mode { kNone, kBlock, kSleep, kBlockWarm, kBlockCupti, kBlockIdle };
+enum class Mode { kNone, kBlock, kSleep, kBlockWarm, kBlockCupti, kBlockIdle, kBlockIdle3x };
 struct ModeName {
   Mode mode;
   const char* name;
 };
 constexpr ModeName kModes[] = {{Mode::kNone, "none"},           {Mode::kBlock, "block"},
                                {Mode::kSleep, "sleep"},         {Mode::kBlockWarm, "block_warm"},
-                               {Mode::kBlockCupti, "block_cupti"}, {Mode::kBlockIdle, "block_idle"}};
+                               {Mode::kBlockCupti, "block_cupti"}, {Mode::kBlockIdle, "block_idle"},
+                               {Mode::kBlockIdle3x, "block_idle3x"}};
 
 struct Sample {
   double seconds = 0;         // events, whole batch
@@ -202,10 +205,10 @@ class HotProbe {
         s.operations = span->operations;
       }
     }
-    if (mode == Mode::kBlockIdle) {
+    if (mode == Mode::kBlockIdle || mode == Mode::kBlockIdle3x) {
       const Clock::time_point until =
-          Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                             std::chrono::duration<double>(idle_seconds_));
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                             mode == Mode::kBlockIdle ? idle_seconds_ : 3 * idle_seconds_));
       while (Clock::now() < until) {
       }
     }
@@ -331,7 +334,7 @@ int Main(int argc, char** argv) {
   if (size <= 0 || seconds <= 0 || rounds <= 0 || batch <= 0 || modes.empty()) {
     std::fprintf(stderr,
                  "usage: gemm_hot_probe [SIZE] [PRECISIONS] [SECONDS] [ROUNDS] [BATCH]; "
-                 "HOT_MODES=none,block,sleep,block_warm,block_cupti,block_idle\n");
+                 "HOT_MODES=none,block,sleep,block_warm,block_cupti,block_idle,block_idle3x\n");
     return 2;
   }
   absl::StatusOr<const cuda::CublasLt*> lt = cuda::CublasLt::Shared();

@@ -3,11 +3,12 @@
 # of at most ~120 s; builds nothing. From .bundle/ (bench/make_bundle.sh packs gemm_hot_probe in
 # CUDA builds):
 #  1. gemm_hot_probe SIZE bf16,f16: gpubench's own cuBLASLt plan (the heuristic's first, and the
-#     setup trials' choice where it differs) timed in batches of 11 under six stream holds,
+#     setup trials' choice where it differs) timed in batches of 11 under seven stream holds,
 #     ABBA-interleaved (none, block = gpubench's TimeLaunches, sleep = a fixed spin like
 #     torch.cuda._sleep, block_warm = one untimed launch before the start event, block_cupti =
 #     block with the kernels' CUPTI span, block_idle = block with the host idle HOT_IDLE_US after
-#     each sample, as torch's Python loop) -> hot_probe.csv (see the probe's header comment)
+#     each sample, as torch's Python loop, and block_idle3x with three times that) -> hot_probe.csv
+#     (see the probe's header comment)
 #  2. bench/torch_gemm.py at SIZE for bf16 and f16, batch 11, 2 s (the comparison's other side)
 #     -> torch.csv, with its duty cycle (timed seconds / wall seconds of its sampling loop)
 #  3. gpubench through a server, same sizes, --mode=hot --timer=events --throttle_threshold=0
@@ -27,11 +28,12 @@ echo "cuBLASLt directory: ${GPUBENCH_CUBLASLT_DIR:-<none found>}" >> "$R/machine
 cat "$R/machine.txt"
 S0=$SECONDS
 
-# 1. The probe (about 6 s per plan and precision with the defaults, plus setup).
+# 1. The probe (about 8.5 s per plan and precision with the defaults, plus setup). Step time-outs
+# 50 + 35 + 2 x 12 s: the whole call stays under 115 s (about 60-70 s when nothing hangs).
 if [[ -x $B/gemm_hot_probe ]]; then
   echo "$B/gemm_hot_probe $size bf16,f16 $probe_args" >> "$R/command.txt"
   # shellcheck disable=SC2086  # PROBE_ARGS is a list of arguments
-  timeout 55 "$B/gemm_hot_probe" "$size" bf16,f16 $probe_args > "$R/hot_probe.csv" 2> "$R/hot_probe.err"
+  timeout 50 "$B/gemm_hot_probe" "$size" bf16,f16 $probe_args > "$R/hot_probe.csv" 2> "$R/hot_probe.err"
   echo "probe rc=$? at $((SECONDS - S0)) s" | tee -a "$R/steps.txt"
 else
   echo "no $B/gemm_hot_probe in the bundle (a CPU build?)" | tee -a "$R/steps.txt"
