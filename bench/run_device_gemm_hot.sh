@@ -11,7 +11,8 @@
 #     (see the probe's header comment)
 #  2. bench/torch_gemm.py at SIZE for bf16 and f16, batch 11, 2 s (the comparison's other side)
 #     -> torch.csv, with its duty cycle (timed seconds / wall seconds of its sampling loop)
-#  3. gpubench through a server, same sizes, --mode=hot --timer=events --throttle_threshold=0
+#  3. gpubench through a server, same size, --mode=hot --timer=events --min_time=2 (torch's 2 s)
+#     --throttle_threshold=0
 #     (every sample kept, as torch keeps them) -> run_<p>.json, and their duty cycles
 #  4. summary.txt: all of it side by side (also printed)
 # $OUT/gemm_hot.tar.gz is refreshed after each step.
@@ -50,9 +51,9 @@ pack
 # 3. gpubench through its server, every sample kept (--throttle_threshold=0).
 if start_server "$R/server.log"; then
   for p in bf16 f16; do
-    echo "$B/gpubench run gemm_$p --size=$size --mode=hot --timer=events --min_time=0.5 --timeout=4 --throttle_threshold=0 --format=json" >> "$R/command.txt"
+    echo "$B/gpubench run gemm_$p --size=$size --mode=hot --timer=events --min_time=2 --timeout=4 --throttle_threshold=0 --format=json" >> "$R/command.txt"
     timeout 12 "$B/gpubench" run "gemm_$p" --target="$T" --size="$size" --mode=hot --timer=events \
-        --min_time=0.5 --timeout=4 --throttle_threshold=0 --format=json > "$R/run_$p.json" 2> "$R/run_$p.err"
+        --min_time=2 --timeout=4 --throttle_threshold=0 --format=json > "$R/run_$p.json" 2> "$R/run_$p.err"
     echo "gpubench $p rc=$? at $((SECONDS - S0)) s" | tee -a "$R/steps.txt"
   done
   stop_server
