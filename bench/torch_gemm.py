@@ -21,13 +21,15 @@ inside the window; per-launch time = window / BATCH; the median is reported. The
 through NVML after every sample (min, median, max reported). --batch N fixes the batch
 (gpubench's measurement.hotBatchSize). duty = timed seconds / wall seconds of the sampling loop:
 Python's per-sample overhead idles the GPU more than gpubench's loop does (H200, 2026-11-30: about
-0.75 here against 0.9 for gpubench at 4096^3), which matters on a power-capped GPU.
+0.75 here against 0.9 for gpubench at 4096^3), which matters on a power-capped GPU: --max_duty D
+paces this loop to at most D, as gpubench's --max_duty D paces its own, so both sides can run at
+the same duty (bench/run_device_gemm.sh MAX_DUTY).
 Prints CSV: impl,precision,m,n,k,mode,samples,batch,median_seconds,flops_per_second,
 measured_seconds,clock_min_mhz,clock_median_mhz,clock_max_mhz,kernel,started_unix,finished_unix,
 duty
 
     python3 bench/torch_gemm.py [--sizes 4096,8192] [--precisions f16,bf16,tf32,f8e4m3]
-        [--seconds S[,S...]] [--batch N[,N...]] [--kernel_names] [--no_header]
+        [--seconds S[,S...]] [--batch N[,N...]] [--max_duty D] [--kernel_names] [--no_header]
 """
 import argparse
 import ctypes
@@ -141,12 +143,14 @@ def kernel_names(fn):
     return " | ".join(names)
 
 
-def measure(fn, seconds, batch, nvml):
+def measure(fn, seconds, batch, nvml, max_duty=0.0):
     """gpubench's hot discipline: returns (median per-launch s, samples, batch, measured s, clocks,
     wall s of the sampling loop).
 
     gpubench's blocking kernel holds the stream until the host has queued the batch; here the
-    spin lasts 1.5 x the previous sample's queuing time + HOLD_SECONDS, for the same effect."""
+    spin lasts 1.5 x the previous sample's queuing time + HOLD_SECONDS, for the same effect.
+    max_duty > 0 paces the loop as gpubench's measurement.max_duty does: after each sample the
+    host sleeps until the timed seconds are at most max_duty x the loop's wall seconds."""
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
     for _ in range(3):  # gpubench's default warmup_launches
@@ -167,6 +171,10 @@ def measure(fn, seconds, batch, nvml):
         clock = nvml.sm_clock_mhz()
         if clock is not None:
             clocks.append(clock)
+        if max_duty > 0:
+            idle = measured / max_duty - (time.perf_counter() - loop_start)
+            if idle > 0:
+                time.sleep(idle)
     return (statistics.median(times), len(times), batch, measured, clocks,
             time.perf_counter() - loop_start)
 
@@ -181,6 +189,9 @@ def main():
     parser.add_argument("--batch", default="0",
                         help="launches per sample (0: ~2 ms, as gpubench); one value, or one per "
                              "size")
+    parser.add_argument("--max_duty", type=float, default=0.0,
+                        help="pace the sampling loop to at most this duty (timed / wall seconds), "
+                             "as gpubench's --max_duty; 0: as fast as Python goes")
     parser.add_argument("--kernel_names", action="store_true", help="name the launched kernels")
     parser.add_argument("--no_header", action="store_true")
     args = parser.parse_args()
@@ -215,7 +226,8 @@ def main():
                 names = kernel_names(fn) if args.kernel_names else ""
                 started = time.time()
                 t, samples, batch, measured, clocks, wall = measure(fn, seconds_of[size],
-                                                                   batch_of[size], nvml)
+                                                                   batch_of[size], nvml,
+                                                                   args.max_duty)
                 finished = time.time()
                 impl = "torch._scaled_mm" if precision == "f8e4m3" else "torch.matmul"
                 c = (f"{min(clocks)},{statistics.median(clocks):.0f},{max(clocks)}" if clocks
