@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/gemm_lt.h"
+#include "kernels/families/gemm_precisions.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_peak.h"
 #include "kernels/launch.h"
@@ -99,17 +100,13 @@ int Setup(GemmPrecision precision, const KernelBuffers& buffers, void* stream,
 
 }  // namespace
 
-#define GPUBENCH_GEMM_CUDA_SETUP(Name, Precision)                                          \
+// One setup per precision of kernels/families/gemm_precisions.h.
+#define GPUBENCH_GEMM_CUDA_SETUP(Name, ...)                                                \
   int GemmSetup##Name(const KernelBuffers& buffers, const LaunchGeometry&, void* stream,   \
                       std::unique_ptr<LaunchState>* state, std::string* report) {          \
-    return Setup(Precision, buffers, stream, state, report);                               \
+    return Setup(GemmPrecision::k##Name, buffers, stream, state, report);                  \
   }
-GPUBENCH_GEMM_CUDA_SETUP(F16, GemmPrecision::kF16)
-GPUBENCH_GEMM_CUDA_SETUP(BF16, GemmPrecision::kBF16)
-GPUBENCH_GEMM_CUDA_SETUP(TF32, GemmPrecision::kTF32)
-GPUBENCH_GEMM_CUDA_SETUP(F32, GemmPrecision::kF32)
-GPUBENCH_GEMM_CUDA_SETUP(F64, GemmPrecision::kF64)
-GPUBENCH_GEMM_CUDA_SETUP(F8E4M3, GemmPrecision::kF8E4M3)
+GPUBENCH_GEMM_PRECISIONS(GPUBENCH_GEMM_CUDA_SETUP)
 #undef GPUBENCH_GEMM_CUDA_SETUP
 
 int GemmLaunch(const KernelBuffers& buffers, const LaunchGeometry&, void* stream,

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/gemm.h"
 
 namespace gpubench {
 namespace {
@@ -144,6 +145,21 @@ TEST(Catalog, OnlyEvictLastVariantsResetPersistingLines) {
     marked += k.l2_evict_last ? 1 : 0;
   }
   EXPECT_EQ(marked, 3);
+}
+
+// The gemm precisions state their lowest compute capability twice (the catalog entry from
+// kernels/families/gemm_precisions.h, the numerics table of kernels/gemm.cc that verification
+// uses); the two must agree.
+TEST(Catalog, GemmVariantsAgreeWithTheirPrecisionTable) {
+  int gemms = 0;
+  for (const KernelVariant& k : AllKernels()) {
+    if (!absl::StartsWith(k.name, "gemm_")) continue;
+    ++gemms;
+    const GemmPrecisionInfo* info = FindGemmPrecision(k.name.substr(5));
+    ASSERT_NE(info, nullptr) << k.name;
+    EXPECT_EQ(k.min_compute_capability, info->min_compute_capability) << k.name;
+  }
+  EXPECT_EQ(gemms, static_cast<int>(AllGemmPrecisions().size()));
 }
 
 }  // namespace
