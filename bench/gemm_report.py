@@ -8,7 +8,10 @@ figure is the mean over its rounds, and the goal is gpubench >= 0.97 x torch wit
 round verified. The goal runs keep every sample (--throttle_threshold=0), as the torch script
 does; run_<p>_<S>_t75.json, where present, is one more gpubench run under its default rule
 (samples under 75% of the default SM clock discarded), shown beside them. Both sides' discipline (launches per sample, timed seconds) and SM clocks are shown
-so a gap can be told apart from a clock difference; the ncu section names the kernels.
+so a gap can be told apart from a clock difference; the ncu section names the kernels. With
+MAX_DUTY set, run_device_gemm.sh passes --max_duty to the goal runs (gpubench paces its sampling
+loop to that duty cycle; the report's discipline line says so, and each run's achieved duty is
+measurement.dutyCycle).
 
     python3 bench/gemm_report.py RESULTS_DIR
 """
@@ -92,7 +95,9 @@ def load_runs(directory):
             throttled=find(result, "throttledSamples") or 0,
             low_clock=find(result, "lowClockSamples") or 0,
             wall=find(result, "samplingWallSeconds"),
-            threshold=find(result, "throttleThreshold")))
+            threshold=find(result, "throttleThreshold"),
+            max_duty=find(result, "maxDuty"),
+            duty=find(result, "dutyCycle")))
     return rows
 
 
@@ -171,6 +176,16 @@ def main():
           "seconds / wall seconds of the sampling loop (gpubench's includes any recovery pause "
           "after a discarded sample); the GPU idles the rest, which on a power-capped GPU raises "
           "the clock the kernels run at.\n")
+    paced = sorted({float(r["max_duty"] or 0) for r in runs
+                    if r["round"] > 0 and "error" not in r})
+    if any(paced):
+        print("gpubench's goal runs: --throttle_threshold=0 --max_duty="
+              + ",".join(f"{d:g}" for d in paced)
+              + " (MAX_DUTY: the sampling loop paced so its timed seconds stay <= max_duty x "
+              "its wall seconds, to match the torch script's duty); torch: not paced.\n")
+    else:
+        print("gpubench's goal runs: --throttle_threshold=0, max_duty unset (not paced; "
+              "MAX_DUTY=<fraction> paces them); torch: not paced.\n")
     print("| precision | M=N=K | gpubench TFLOP/s (rounds) | torch TFLOP/s (rounds) | ratio of "
           "means | goal | gpubench clock / batch / s / duty | torch clock / batch / s / duty | "
           "verified | "
@@ -210,7 +225,8 @@ def main():
         if theirs:
             theirs_text += f" ({next(iter(theirs.values()))['impl']})"
         mine_disc = "; ".join(f"{r['clock']} / {r['batch']} / {float(r['seconds'] or 0):.2f}"
-                              + (f" / duty {float(r['seconds'] or 0) / float(r['wall']):.2f}"
+                              + (f" / duty {float(r['duty']):.2f}" if r["duty"] else
+                                 f" / duty {float(r['seconds'] or 0) / float(r['wall']):.2f}"
                                  if r["wall"] else "")
                               + (f" ({r['throttled']} throttled, discarded)" if r["throttled"]
                                  else "")

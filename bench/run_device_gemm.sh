@@ -26,6 +26,10 @@
 # 4096) the size of step 3 (non-square: M = 2 EXTRA, N = EXTRA / 4, K = EXTRA); ROUNDS (1 or 2).
 # THRESHOLD (default 0) is the goal runs' --throttle_threshold; DEFAULT_RULE_SIZES (default: the
 # largest size, where a power-capped GPU throttles; empty: none) the sizes of the extra run.
+# MAX_DUTY (default empty: off) is passed as --max_duty to the goal runs: gpubench paces its sampling
+# loop so timed seconds stay <= MAX_DUTY x its wall time (an H200 at its 700 W cap clocks higher the
+# more it idles between samples; torch_gemm.py prints its own duty, ~0.77-0.83 at 4096 on the H200).
+# The torch side is not paced; the report's discipline line names the max_duty.
 # BUDGET_SECONDS (default 300): steps 3 and 4 are skipped (and said so) when less than 90 s of it is
 # left, so the report (step 5, also rebuildable from the archive) is always written.
 # Expects .bundle/ (carried by the device tool) and python3 with torch on the device.
@@ -36,6 +40,7 @@ MEASURE=${MEASURE:---min_time=0.5 --timeout=8}
 extra=${EXTRA:-4096}
 rounds=${ROUNDS:-2}
 threshold=${THRESHOLD:-0}
+max_duty=${MAX_DUTY:-}
 default_rule_sizes=${DEFAULT_RULE_SIZES-${sizes##*,}}
 budget=${BUDGET_SECONDS:-300}
 # time_left_for STEP: true while at least 90 s of the budget remain.
@@ -117,7 +122,8 @@ torch_side() {
 gpubench_side() {
   local p=$1 i=$2
   for s in ${sizes//,/ }; do
-    run "${p}_${s}_r$i" "gemm_$p" --size="$s" --mode=hot --throttle_threshold="$threshold"
+    run "${p}_${s}_r$i" "gemm_$p" --size="$s" --mode=hot --throttle_threshold="$threshold" \
+        ${max_duty:+--max_duty="$max_duty"}
   done
 }
 

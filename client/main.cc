@@ -100,6 +100,11 @@ ABSL_FLAG(std::optional<double>, throttle_threshold, std::nullopt,
           "Discard a sample whose SM clock was below this FRACTION of the default clock: 0.75 "
           "(the server's default when unset) = nvbench's --throttle-threshold 75 (percent there); "
           "0 keeps every sample (clocks still reported). 0 <= x < 1.");
+ABSL_FLAG(double, max_duty, 0,
+          "Pace the sampling loop so the GPU is busy with timed work at most this FRACTION of "
+          "its wall time (0.8 = 80%; the server sleeps after each sample). A power-capped GPU "
+          "clocks higher when it idles between samples: match another tool's duty cycle "
+          "(bench/torch_gemm.py prints its own). 0 = no pacing; 0 < x <= 1.");
 ABSL_FLAG(bool, samples, false, "Return the per-launch samples (at most 10,000) in the result.");
 ABSL_FLAG(bool, histogram, false,
           "run: draw a text histogram of the samples (implies --samples); on stderr unless "
@@ -349,6 +354,15 @@ bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
       return false;
     }
     m->set_throttle_threshold(*threshold);  // the server refuses values outside [0, 1)
+  }
+  if (const double max_duty = absl::GetFlag(FLAGS_max_duty); max_duty > 1 && max_duty <= 100) {
+    std::cerr << "gpubench: --max_duty " << max_duty
+              << " looks like a percent; it is a fraction of the sampling loop's wall time "
+                 "(0.8 = 80%): pass --max_duty="
+              << max_duty / 100 << "\n";
+    return false;
+  } else {
+    m->set_max_duty(max_duty);  // the server refuses values outside [0, 1]
   }
   return true;
 }
@@ -793,7 +807,7 @@ namespace {
 
 const std::vector<std::string> kMeasurementFlags = {"mode", "warmup", "min_samples", "max_samples",
                                                     "min_time", "max_noise", "timeout", "timer",
-                                                    "throttle_threshold"};
+                                                    "throttle_threshold", "max_duty"};
 
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());

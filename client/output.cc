@@ -272,6 +272,14 @@ std::string RenderResultDetail(const v1::RunResult& r) {
                   m.stop_reason(), absl::StrFormat(" (%d samples taken, %.2f s)",
                                                    m.samples_taken(), m.sampling_wall_seconds()),
                   "\n");
+  if (m.duty_cycle() > 0) {
+    absl::StrAppend(&out, "  duty cycle    ",
+                    absl::StrFormat("%.3f of the sampling loop timed", m.duty_cycle()),
+                    r.request().max_duty() > 0
+                        ? absl::StrFormat(" (paced to max_duty %g)", r.request().max_duty())
+                        : std::string(" (not paced)"),
+                    "\n");
+  }
   for (const std::string& note : m.notes()) absl::StrAppend(&out, "  note          ", note, "\n");
   const auto& t = r.timing();
   if (!t.noise_known()) {

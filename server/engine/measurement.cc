@@ -59,6 +59,7 @@ absl::Status RunProfileLaunches(Session& session, const RunSpec& spec, int runs,
   result->hot_batch_size = 1;
   result->throttled_samples = 0;
   result->low_clock_samples = 0;
+  result->duty_cycle = 0;  // unpaced, each launch timed alone
   result->min_clock_hz.reset();
   result->max_clock_hz.reset();
   result->sampling_wall_seconds = SecondsSince(wall_start);
@@ -102,6 +103,23 @@ absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
   return true;
 }
 
+// max_duty pacing: sleeps until `timed_seconds` (every sample's timed seconds so far) is at most
+// max_duty x the loop's wall seconds, never past the run's timeout, in slices short enough that
+// cancellation is seen. Returns CANCELLED when the run is cancelled while pacing.
+absl::Status PaceToDuty(const MeasurementOptions& m, double timed_seconds,
+                        std::chrono::steady_clock::time_point wall_start,
+                        const CancelledFn& cancelled) {
+  if (m.max_duty <= 0) return absl::OkStatus();
+  constexpr double kSliceSeconds = 0.02;
+  const double until = std::min(timed_seconds / m.max_duty, m.timeout_seconds);
+  for (double left = until - SecondsSince(wall_start); left > 0;
+       left = until - SecondsSince(wall_start)) {
+    if (cancelled()) return absl::CancelledError("run cancelled while pacing to max_duty");
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(left, kSliceSeconds)));
+  }
+  return absl::OkStatus();
+}
+
 // Stops the session's kernel durations on every return path.
 class KernelDurationScope {
  public:
@@ -134,6 +152,7 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
   const double threshold = m.throttle_threshold.value_or(kThrottleThreshold);
   double recovery_delay = kThrottleRecoveryDelaySeconds;
   int throttled_in_a_row = 0;
+  double timed_seconds = 0;  // every sample's, kept or discarded: the duty cycle's numerator
   StopRule rule = StopRule::kNone;
   while (rule == StopRule::kNone) {
     if (cancelled()) return absl::CancelledError("run cancelled while sampling");
@@ -152,6 +171,7 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
       device_seconds = *kernel_seconds;
     }
     const double seconds = device_seconds / batch;
+    timed_seconds += device_seconds;
     bool throttled = false;
     if (std::optional<double> clock = session.CurrentClockHz(); clock.has_value()) {
       result->min_clock_hz = std::min(result->min_clock_hz.value_or(*clock), *clock);
@@ -173,6 +193,7 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
       if (durations) event_samples.push_back(event_seconds);
       stopper.AddKept(seconds, device_seconds);
     }
+    RETURN_IF_ERROR(PaceToDuty(m, timed_seconds, wall_start, cancelled));
     rule = stopper.Decide(SecondsSince(wall_start));
   }
   if (durations && !event_samples.empty()) {
@@ -192,6 +213,14 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
   result->measured_seconds = stopper.device_seconds();
   result->samples_taken = stopper.taken();
   result->sampling_wall_seconds = SecondsSince(wall_start);
+  if (result->sampling_wall_seconds > 0) {
+    result->duty_cycle = timed_seconds / result->sampling_wall_seconds;
+  }
+  if (m.max_duty > 0 && result->duty_cycle > m.max_duty) {
+    result->notes.push_back(absl::StrFormat(
+        "duty cycle %.4f above max_duty %g: the timeout (%g s) cut the last pacing pause short",
+        result->duty_cycle, m.max_duty, m.timeout_seconds));
+  }
   return absl::OkStatus();
 }
 

@@ -278,6 +278,13 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
         " is outside [0, 1): a fraction of the default SM clock below which a sample is "
         "discarded (0.75 = nvbench's default --throttle-threshold 75; 0 keeps every sample)"));
   }
+  r.max_duty = m.max_duty;
+  if (!(r.max_duty >= 0 && r.max_duty <= 1)) {  // also rejects NaN
+    return absl::InvalidArgumentError(absl::StrCat(
+        "measurement.max_duty = ", r.max_duty,
+        " is outside [0, 1]: the most timed seconds per second of the sampling loop, a fraction "
+        "(0.8 = the GPU busy 80% of the loop; 0 = no pacing)"));
+  }
   if (r.timer == TimerChoice::kCupti && r.profile_runs > 0) {
     return absl::InvalidArgumentError(
         "measurement.timer = cupti with profile_runs: profile mode times each launch with CUDA "

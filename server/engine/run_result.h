@@ -44,6 +44,8 @@ struct RunResult {
   int throttled_samples = 0;      // discarded: SM clock under throttle_threshold x the default
   // SM clock under kThrottleThreshold (75%) x the default, kept or discarded.
   int low_clock_samples = 0;
+  // Timed seconds of every sample (kept or discarded) / sampling_wall_seconds; 0 in profile mode.
+  double duty_cycle = 0;
   bool noise_reached = false;
   StopRule stop_rule = StopRule::kNone;  // which rule ended sampling
   std::string stop_reason;               // the rule in words, with the figures

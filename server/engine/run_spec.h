@@ -50,6 +50,11 @@ struct MeasurementOptions {
   // Fraction of the default SM clock below which a sample is discarded; 0 keeps every sample.
   // A request's nullopt means kThrottleThreshold; a resolved RunSpec always holds a value.
   std::optional<double> throttle_threshold = std::nullopt;
+  // Pacing of the sampling loop: after each sample the loop sleeps until the timed seconds of all
+  // samples are at most max_duty x its wall seconds. A power-capped GPU clocks higher the longer
+  // it idles between samples, so matching another tool's duty cycle compares kernels, not loop
+  // overheads. 0: no pacing; else 0 < x <= 1.
+  double max_duty = 0;
 };
 
 struct RunRequest {

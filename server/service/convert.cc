@@ -63,6 +63,7 @@ void MeasurementFromProto(const v1::MeasurementOptions& m, RunRequest* r) {
   r->measurement.keep_samples = m.keep_samples();
   r->measurement.timer = TimerFromProto(m.timer());
   if (m.has_throttle_threshold()) r->measurement.throttle_threshold = m.throttle_threshold();
+  r->measurement.max_duty = m.max_duty();
 }
 
 }  // namespace
@@ -181,6 +182,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_peer_device_index(s.peer_device_index);
   req->set_timer(TimerToProto(s.measurement.timer));
   req->set_throttle_threshold(s.measurement.throttle_threshold.value_or(kThrottleThreshold));
+  req->set_max_duty(s.measurement.max_duty);
   out->set_launch_report(r.launch_report);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());
@@ -207,6 +209,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   m->set_hot_batch_size(r.hot_batch_size);
   m->set_throttled_samples(r.throttled_samples);
   m->set_low_clock_samples(r.low_clock_samples);
+  m->set_duty_cycle(r.duty_cycle);
   m->set_noise_reached(r.noise_reached);
   m->set_stop_reason(r.stop_reason);
   m->set_measured_seconds(r.measured_seconds);

@@ -351,6 +351,21 @@ TEST(RenderResultDetail, SaysWhatIsUnknownAndWhy) {
   EXPECT_EQ(RenderResultDetail(r).find("  verification"), std::string::npos);
 }
 
+TEST(RenderResultDetail, DutyCycleAndItsPacing) {
+  v1::RunResult r = Result("gemm_bf16", 4096, 2e-4);
+  EXPECT_EQ(RenderResultDetail(r).find("  duty cycle"), std::string::npos);  // profile mode: 0
+  r.mutable_measurement()->set_duty_cycle(0.934);
+  EXPECT_NE(RenderResultDetail(r).find("  duty cycle    0.934 of the sampling loop timed (not paced)"),
+            std::string::npos)
+      << RenderResultDetail(r);
+  r.mutable_request()->set_max_duty(0.8);
+  r.mutable_measurement()->set_duty_cycle(0.7996);
+  EXPECT_NE(RenderResultDetail(r).find(
+                "  duty cycle    0.800 of the sampling loop timed (paced to max_duty 0.8)"),
+            std::string::npos)
+      << RenderResultDetail(r);
+}
+
 TEST(RenderHistogram, EqualSamplesAreOneRowAndStridingIsSaid) {
   v1::RunResult r = Result("add_f32", 1000, 1e-6);
   for (int i = 0; i < 7; ++i) r.mutable_samples()->add_seconds(1e-6);

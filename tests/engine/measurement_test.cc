@@ -319,6 +319,84 @@ TEST_F(MeasureTest, EveryPhaseHonoursCancellation) {
   }
 }
 
+// max_duty: the fake's samples report 4 ms of timed work and take no wall time, so unpaced the
+// loop's duty is far above 1; paced, the loop sleeps until timed <= max_duty x wall after every
+// sample (a late wake-up only lowers the duty, and the next sleep makes up for it).
+TEST_F(MeasureTest, MaxDutyPacesTheSamplingLoop) {
+  backend_->script().seconds = [](int) { return 4e-3; };
+  RunSpec spec = Spec();
+  spec.measurement.max_samples = 25;
+  spec.measurement.min_samples = 25;
+  absl::StatusOr<RunResult> unpaced = Measure(spec);
+  ASSERT_TRUE(unpaced.ok()) << unpaced.status();
+  EXPECT_GT(unpaced->duty_cycle, 1.5);  // today's behaviour: no sleeps
+  EXPECT_LT(unpaced->sampling_wall_seconds, 0.05);
+
+  for (double max_duty : {0.8, 0.4}) {
+    spec.measurement.max_duty = max_duty;
+    absl::StatusOr<RunResult> r = Measure(spec);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->samples_taken, 25);
+    EXPECT_NEAR(r->measured_seconds, 25 * 4e-3, 1e-9);
+    EXPECT_DOUBLE_EQ(r->duty_cycle, r->measured_seconds / r->sampling_wall_seconds);
+    EXPECT_LE(r->duty_cycle, max_duty + 1e-9) << max_duty;
+    EXPECT_GE(r->duty_cycle, max_duty * 0.75) << "paced far below max_duty " << max_duty;
+  }
+}
+
+TEST_F(MeasureTest, MaxDutyCountsDiscardedSamples) {
+  // Throttled samples kept the GPU busy too: the duty counts every sample's timed seconds.
+  backend_->script().default_clock_hz = 2e9;
+  backend_->script().clock_hz = [](int i) { return std::optional<double>(i < 2 ? 1e9 : 2e9); };
+  backend_->script().seconds = [](int) { return 0.01; };
+  RunSpec spec = Spec();
+  spec.measurement.max_duty = 0.5;
+  absl::StatusOr<RunResult> r = Measure(spec);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->throttled_samples, 2);
+  EXPECT_EQ(r->samples_taken, 12);
+  EXPECT_NEAR(r->measured_seconds, 0.1, 1e-9);  // the kept ones
+  EXPECT_NEAR(r->duty_cycle, 0.12 / r->sampling_wall_seconds, 1e-9);
+  EXPECT_LE(r->duty_cycle, 0.5 + 1e-9);
+}
+
+TEST_F(MeasureTest, MaxDutyNeverPacesPastTheTimeout) {
+  backend_->script().seconds = [](int) { return 0.05; };
+  RunSpec spec = Spec();
+  spec.measurement.max_duty = 0.01;  // 5 s of pacing after the first sample
+  spec.measurement.timeout_seconds = 0.3;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<RunResult> r = Measure(spec);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->stop_rule, StopRule::kTimeout) << r->stop_reason;
+  EXPECT_EQ(r->samples_taken, 1);
+  EXPECT_GE(r->sampling_wall_seconds, 0.3);
+  EXPECT_LT(wall, 2.0);
+  EXPECT_GT(r->duty_cycle, 0.01);  // the pause the timeout cut short: over max_duty, and said so
+  EXPECT_NEAR(r->duty_cycle, 0.05 / r->sampling_wall_seconds, 1e-9);
+  EXPECT_TRUE(std::any_of(r->notes.begin(), r->notes.end(), [](const std::string& note) {
+    return note.find("above max_duty 0.01: the timeout (0.3 s) cut the last pacing") !=
+           std::string::npos;
+  }));
+}
+
+TEST_F(MeasureTest, MaxDutyPacingSeesCancellation) {
+  backend_->script().seconds = [](int) { return 1.0; };  // 1 s timed: 9 s of pacing at 0.1
+  RunSpec spec = Spec();
+  spec.measurement.max_duty = 0.1;
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // Cancelled after 0.2 s: the phases before sampling take far less, the first pacing 9 s.
+  absl::StatusOr<RunResult> r = Measure(spec, [&] { return elapsed() > 0.2; });
+  const double wall = elapsed();
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_EQ(r.status().message(), "run cancelled while pacing to max_duty");
+  EXPECT_LT(wall, 2.0);
+}
+
 TEST_F(MeasureTest, WrongOutputFailsVerification) {
   backend_->script().corrupt_output = true;
   absl::StatusOr<RunResult> r = Measure(Spec());

@@ -48,6 +48,17 @@ TEST_F(ResolveTest, DefaultsResolved) {
   EXPECT_DOUBLE_EQ(s->measurement.max_noise, 0.005);
   EXPECT_DOUBLE_EQ(s->measurement.timeout_seconds, 15);
   EXPECT_EQ(s->measurement.throttle_threshold, std::optional<double>(0.75));  // nvbench's 75%
+  EXPECT_DOUBLE_EQ(s->measurement.max_duty, 0);  // no pacing
+}
+
+TEST_F(ResolveTest, MaxDutyIsKeptFromZeroToOne) {
+  RunRequest r = Valid();
+  for (double max_duty : {0.0, 0.05, 0.8, 1.0}) {
+    r.measurement.max_duty = max_duty;
+    absl::StatusOr<RunSpec> s = Resolve(r);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_DOUBLE_EQ(s->measurement.max_duty, max_duty);
+  }
 }
 
 TEST_F(ResolveTest, ThrottleThresholdZeroKeepsEverySampleAndIsKept) {
@@ -140,6 +151,16 @@ TEST_F(ResolveTest, EveryInvalidInputClass) {
       {"NaN throttle threshold",
        [](RunRequest& r) { r.measurement.throttle_threshold = std::nan(""); },
        absl::StatusCode::kInvalidArgument, "throttle_threshold"},
+      {"max duty over 1", [](RunRequest& r) { r.measurement.max_duty = 1.5; },
+       absl::StatusCode::kInvalidArgument, "max_duty = 1.5 is outside [0, 1]"},
+      {"max duty in percent", [](RunRequest& r) { r.measurement.max_duty = 80; },
+       absl::StatusCode::kInvalidArgument, "max_duty"},
+      {"negative max duty", [](RunRequest& r) { r.measurement.max_duty = -0.5; },
+       absl::StatusCode::kInvalidArgument, "max_duty"},
+      {"NaN max duty", [](RunRequest& r) { r.measurement.max_duty = std::nan(""); },
+       absl::StatusCode::kInvalidArgument, "max_duty"},
+      {"infinite max duty", [](RunRequest& r) { r.measurement.max_duty = INFINITY; },
+       absl::StatusCode::kInvalidArgument, "max_duty"},
       {"too many warmups", [](RunRequest& r) { r.measurement.warmup_launches = 1 << 20; },
        absl::StatusCode::kInvalidArgument, "warmup_launches"},
       {"over free memory", [](RunRequest& r) { r.elements = int64_t{1} << 30; },

@@ -70,6 +70,10 @@ TEST_F(ConvertTest, RunRequestFieldsAndUnsetOptionals) {
   m->set_throttle_threshold(0);
   EXPECT_EQ(FromProto(p).measurement.throttle_threshold, std::optional<double>(0));
   m->clear_throttle_threshold();
+  EXPECT_DOUBLE_EQ(r.measurement.max_duty, 0);  // unset: no pacing
+  m->set_max_duty(0.8);
+  EXPECT_DOUBLE_EQ(FromProto(p).measurement.max_duty, 0.8);
+  m->clear_max_duty();
   // Unset optional fields stay unset, so the engine's defaults apply; set ones are kept, false
   // and zero included.
   EXPECT_FALSE(r.verify.has_value());
@@ -265,6 +269,16 @@ TEST_F(ConvertTest, ThrottleThresholdResolvedAndLowClockSamples) {
   EXPECT_DOUBLE_EQ(p.request().throttle_threshold(), 0.75);
 }
 
+TEST_F(ConvertTest, MaxDutyEchoedAndDutyCycle) {
+  RunResult r = AResult(engine_, /*keep_samples=*/false);
+  r.spec.measurement.max_duty = 0.8;
+  r.duty_cycle = 0.79;
+  v1::RunResult p;
+  ToProto(r, &p);
+  EXPECT_DOUBLE_EQ(p.request().max_duty(), 0.8);
+  EXPECT_DOUBLE_EQ(p.measurement().duty_cycle(), 0.79);
+}
+
 TEST_F(ConvertTest, SweepRequestToPlan) {
   v1::RunSweepRequest p;
   p.add_kernels("add_f32");
@@ -282,6 +296,7 @@ TEST_F(ConvertTest, SweepRequestToPlan) {
   p.mutable_measurement()->set_cache_mode(v1::HOT);
   p.mutable_measurement()->set_min_samples(4);
   p.mutable_measurement()->set_throttle_threshold(0);
+  p.mutable_measurement()->set_max_duty(0.75);
   SweepPlan plan = FromProto(p);
   EXPECT_THAT(plan.kernels, ElementsAre("add_f32", "copy_d2d"));
   EXPECT_THAT(plan.sizes, ElementsAre(10, int64_t{1} << 33));
@@ -297,6 +312,7 @@ TEST_F(ConvertTest, SweepRequestToPlan) {
   EXPECT_EQ(plan.base.cache_mode, std::optional<CacheMode>(CacheMode::kHot));
   EXPECT_EQ(plan.base.measurement.min_samples, 4);
   EXPECT_EQ(plan.base.measurement.throttle_threshold, std::optional<double>(0));
+  EXPECT_DOUBLE_EQ(plan.base.measurement.max_duty, 0.75);
 }
 
 TEST_F(ConvertTest, AutotuneRequestAndReport) {
