@@ -9,9 +9,9 @@ round verified. The goal runs keep every sample (--throttle_threshold=0), as the
 does; run_<p>_<S>_t75.json, where present, is one more gpubench run under its default rule
 (samples under 75% of the default SM clock discarded), shown beside them. Both sides' discipline (launches per sample, timed seconds) and SM clocks are shown
 so a gap can be told apart from a clock difference; the ncu section names the kernels. With
-MAX_DUTY set, run_device_gemm.sh passes --max_duty to the goal runs (gpubench paces its sampling
-loop to that duty cycle; the report's discipline line says so, and each run's achieved duty is
-measurement.dutyCycle).
+MAX_DUTY set, run_device_gemm.sh passes --max_duty to the goal runs and to bench/torch_gemm.py (both
+sides pace their sampling loops to that duty cycle; the report's discipline line says so, and each
+gpubench run's achieved duty is measurement.dutyCycle, torch's its CSV's duty column).
 
     python3 bench/gemm_report.py RESULTS_DIR
 """
@@ -182,7 +182,8 @@ def main():
         print("gpubench's goal runs: --throttle_threshold=0 --max_duty="
               + ",".join(f"{d:g}" for d in paced)
               + " (MAX_DUTY: the sampling loop paced so its timed seconds stay <= max_duty x "
-              "its wall seconds, to match the torch script's duty); torch: not paced.\n")
+              "its wall seconds); torch: the same --max_duty (bench/torch_gemm.py paces its "
+              "loop by the same rule), so both sides run at the same duty.\n")
     else:
         print("gpubench's goal runs: --throttle_threshold=0, max_duty unset (not paced; "
               "MAX_DUTY=<fraction> paces them); torch: not paced.\n")

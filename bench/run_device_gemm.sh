@@ -29,7 +29,8 @@
 # MAX_DUTY (default empty: off) is passed as --max_duty to the goal runs: gpubench paces its sampling
 # loop so timed seconds stay <= MAX_DUTY x its wall time (an H200 at its 700 W cap clocks higher the
 # more it idles between samples; torch_gemm.py prints its own duty, ~0.77-0.83 at 4096 on the H200).
-# The torch side is not paced; the report's discipline line names the max_duty.
+# bench/torch_gemm.py gets the same --max_duty, so both sides run at the same duty; the report's
+# discipline line names it.
 # BUDGET_SECONDS (default 300): steps 3 and 4 are skipped (and said so) when less than 90 s of it is
 # left, so the report (step 5, also rebuildable from the archive) is always written.
 # Expects .bundle/ (carried by the device tool) and python3 with torch on the device.
@@ -113,9 +114,10 @@ torch_side() {
   seconds=$(discipline "$p" measuredSeconds)
   batch=$(discipline "$p" hotBatchSize)
   [[ $i == 1 ]] && names=--kernel_names
-  echo "python3 bench/torch_gemm.py --sizes $sizes --precisions $p --seconds $seconds --batch $batch $names" >> "$R/command.txt"
+  echo "python3 bench/torch_gemm.py --sizes $sizes --precisions $p --seconds $seconds --batch $batch $names ${max_duty:+--max_duty $max_duty}" >> "$R/command.txt"
   timeout 90 python3 "$here/torch_gemm.py" --sizes "$sizes" --precisions "$p" \
-      --seconds "$seconds" --batch "$batch" $names --no_header >> "$R/torch_r$i.csv" 2>> "$R/torch.err"
+      --seconds "$seconds" --batch "$batch" $names ${max_duty:+--max_duty "$max_duty"} \
+      --no_header >> "$R/torch_r$i.csv" 2>> "$R/torch.err"
   echo "torch $p round $i rc=$?"
 }
 
