@@ -84,7 +84,9 @@ def load_runs(directory):
             mode="cold" if name.endswith("_cold") else "hot",
             median=median, flops=2.0 * m * n * k / median if median > 0 else 0,
             server_flops=find(result, "operationsPerSecond"),
-            percent=find(result, "percentOfPeak", "percentOfPeakOperations"),
+            # proto: percent_of_peak_bandwidth is of the metric's peak (FLOP/s for gemm)
+            percent=find(result, "percentOfPeak", "percentOfPeakOperations",
+                         "percentOfPeakBandwidth"),
             verified=find(result, "passed"),
             checked=find(result, "checkedElements"),
             algorithm=find(result, "launchReport") or "",
