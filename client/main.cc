@@ -20,6 +20,7 @@
 #include <thread>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -310,6 +311,17 @@ bool Emit(const std::string& text) {
   return true;
 }
 
+// A flag that takes a fraction, given a value that looks like a percent (over 1, up to
+// `percent_max`): says so, with the fraction meant, and returns true. `of` says what the value is
+// a fraction of, with an example.
+bool RefusedAsPercent(absl::string_view flag, double value, double percent_max,
+                      absl::string_view of) {
+  if (!(value > 1 && value <= percent_max)) return false;
+  std::cerr << "gpubench: --" << flag << " " << value << " looks like a percent; it is a fraction of "
+            << of << ": for " << value << "% pass --" << flag << "=" << value / 100 << "\n";
+  return true;
+}
+
 bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
   if (mode == "cold") m->set_cache_mode(v1::COLD);
   else if (mode == "hot") m->set_cache_mode(v1::HOT);
@@ -322,10 +334,8 @@ bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
   m->set_max_samples(absl::GetFlag(FLAGS_max_samples));
   m->set_min_time_seconds(absl::GetFlag(FLAGS_min_time));
   const double max_noise = absl::GetFlag(FLAGS_max_noise);
-  if (max_noise > 1) {
-    std::cerr << "gpubench: --max_noise " << max_noise
-              << " looks like a percent; it is a fraction of the mean (0.005 = 0.5%): for "
-              << max_noise << "% pass --max_noise=" << max_noise / 100 << "\n";
+  if (RefusedAsPercent("max_noise", max_noise, std::numeric_limits<double>::infinity(),
+                       "the mean (0.005 = 0.5%)")) {
     return false;
   }
   if (max_noise >= 0.1) {
@@ -346,24 +356,17 @@ bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
   }
   if (const std::optional<double> threshold = absl::GetFlag(FLAGS_throttle_threshold);
       threshold.has_value()) {
-    if (*threshold > 1 && *threshold <= 100) {
-      std::cerr << "gpubench: --throttle_threshold " << *threshold
-                << " looks like a percent; it is a fraction of the default SM clock (0.75 = 75%): "
-                   "pass --throttle_threshold="
-                << *threshold / 100 << "\n";
+    if (RefusedAsPercent("throttle_threshold", *threshold, 100,
+                         "the default SM clock (0.75 = 75%)")) {
       return false;
     }
     m->set_throttle_threshold(*threshold);  // the server refuses values outside [0, 1)
   }
-  if (const double max_duty = absl::GetFlag(FLAGS_max_duty); max_duty > 1 && max_duty <= 100) {
-    std::cerr << "gpubench: --max_duty " << max_duty
-              << " looks like a percent; it is a fraction of the sampling loop's wall time "
-                 "(0.8 = 80%): pass --max_duty="
-              << max_duty / 100 << "\n";
+  const double max_duty = absl::GetFlag(FLAGS_max_duty);
+  if (RefusedAsPercent("max_duty", max_duty, 100, "the sampling loop's wall time (0.8 = 80%)")) {
     return false;
-  } else {
-    m->set_max_duty(max_duty);  // the server refuses values outside [0, 1]
   }
+  m->set_max_duty(max_duty);  // the server refuses values outside [0, 1]
   return true;
 }
 

@@ -250,7 +250,7 @@ class CudaSession final : public Session {
   }
 
   absl::StatusOr<double> ColdSample() override {
-    RETURN_IF_ERROR(ResetPersistingLinesAndFlush());
+    RETURN_IF_ERROR(FlushL2());
     // The flush runs before the blocking kernel (nvbench's order). Queued behind it instead, right
     // before the timed launch, it made no difference: H200, 2026-11-30, two servers ABBA, six
     // add kernels at 1Mi/16Mi/256Mi, adjacent/before = 0.995-1.022 with the same spread in both
@@ -263,7 +263,7 @@ class CudaSession final : public Session {
   }
 
   absl::StatusOr<double> UnblockedSample(bool flush_caches) override {
-    if (flush_caches) RETURN_IF_ERROR(ResetPersistingLinesAndFlush());
+    if (flush_caches) RETURN_IF_ERROR(FlushL2());
     return TimeUnblocked(1);
   }
 
@@ -458,19 +458,13 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
-  // The cold flush of a sample. Lines a kernel marked evict_last (KernelVariant::l2_evict_last)
-  // can survive it: those variants first return them to normal (a context-wide call, made before
-  // anything holds the stream). Other variants skip the reset, which slowed the next launch.
-  absl::Status ResetPersistingLinesAndFlush() {
+  // Evicts the run's data from L2 (see L2Flush): by default reads 2 x L2 of zeros, which writes
+  // back every dirty line before the timed window and leaves only clean lines; with memset, writes
+  // an L2-sized buffer, a new value each time. Lines a kernel marked evict_last
+  // (KernelVariant::l2_evict_last) can survive the flush: those variants first return them to
+  // normal (a context-wide call). Other variants skip the reset, which slowed the next launch.
+  absl::Status FlushL2() {
     if (variant_.l2_evict_last) ResetPersistingL2Lines();
-    return EnqueueL2Flush();
-  }
-
-  // Queues the eviction of the run's data from L2 (see L2Flush): by default a read of 2 x L2 of
-  // zeros, which writes back every dirty line before the timed window and leaves only clean
-  // lines; with memset, an L2-sized buffer written, a new value each time. Persisting lines are
-  // the caller's (ResetPersistingL2Lines first).
-  absl::Status EnqueueL2Flush() {
     if (flush_mode_ == L2Flush::kMemset) {
       CUDA_RETURN_IF_ERROR(
           cudaMemsetAsync(flush_.get(), ++flush_value_ & 0xff, flush_bytes_, stream_));

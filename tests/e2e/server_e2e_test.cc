@@ -451,6 +451,13 @@ TEST_F(E2ETest, MeasurementV2ThroughTheCli) {
   CliResult percent = RunCli("run add_f32 --size=1000 --max_noise=5 " + t, true);
   EXPECT_EQ(percent.exit_code, 2);
   EXPECT_NE(percent.out.find("looks like a percent"), std::string::npos) << percent.out;
+  // So are throttle_threshold and max_duty (a percent up to 100 is named; larger values are the
+  // server's INVALID_ARGUMENT).
+  for (const std::string flag : {"--throttle_threshold=75", "--max_duty=80"}) {
+    CliResult fraction = RunCli("run add_f32 --size=1000 " + flag + " " + t, true);
+    EXPECT_EQ(fraction.exit_code, 2) << flag;
+    EXPECT_NE(fraction.out.find("looks like a percent"), std::string::npos) << fraction.out;
+  }
 }
 
 TEST(E2ETunedDefaultsFile, AutotuneApplySurvivesARestartAndABadFileStopsStartup) {
