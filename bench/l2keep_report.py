@@ -46,6 +46,11 @@ def read_results(folder):
         elements = int(result["request"]["elements"])
         if not result.get("verification", {}).get("passed", False):
             problems.append(f"{os.path.basename(path)}: verification did not pass")
+        # The result echoes the pad the run got (int64: a JSON string, absent when 0).
+        echoed = int(result["request"].get("placementPadBytes", 0))
+        if echoed != int(pad):
+            problems.append(f"{os.path.basename(path)}: the run's placement pad was {echoed}, "
+                            f"not {pad}")
     for kind, label in (("probe", "l2_probe keep25_768x1 (buffers of 4 N + 64 B)"),
                         ("probe_exact", "l2_probe keep25_768x1 (exact-size buffers)")):
         for path in sorted(glob.glob(os.path.join(folder, f"{kind}_r*.csv"))):

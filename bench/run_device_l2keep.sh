@@ -7,7 +7,7 @@
 #   OUT=$OUT bash bench/run_device_l2keep.sh
 # At SIZE (default 16Mi) elements, hot and cold, f16/bf16/f32, in the process order A B B A
 # (round 2 runs round 1's steps backwards):
-#   server_pad0, server_pad2M, server_pad32M: a server with GPUBENCH_PLACEMENT_PAD_BYTES = 0,
+#   server_pad0, server_pad2M, server_pad32M: a server with --default_placement_pad_bytes = 0,
 #       2097152, 33554432; `gpubench run add_<dtype>_l2keep --mode=M` at its defaults and with
 #       --timer=events
 #   probe: bench/l2_probe keep25_768x1 (L2_PROBE_FILTER; the same kernel and policy) with its
@@ -35,7 +35,8 @@ echo "size=$SIZE elements=$n" >> "$R/machine.txt"
 server_step() {
   local pad=$1 round=$2 dtype mode timer
   need 15 "server_pad$pad r$round" || return
-  GPUBENCH_PLACEMENT_PAD_BYTES=$pad start_server "$R/server_pad${pad}_r$round.log" || return
+  SERVER_ARGS="${SERVER_ARGS:-} --default_placement_pad_bytes=$pad" \
+      start_server "$R/server_pad${pad}_r$round.log" || return
   for dtype in "${DTYPES[@]}"; do
     for mode in hot cold; do
       for timer in default events; do

@@ -106,6 +106,12 @@ ABSL_FLAG(double, max_duty, 0,
           "its wall time (0.8 = 80%; the server sleeps after each sample). A power-capped GPU "
           "clocks higher when it idles between samples: match another tool's duty cycle "
           "(bench/torch_gemm.py prints its own). 0 = no pacing; 0 < x <= 1.");
+ABSL_FLAG(std::string, placement_pad, "",
+          "Unused BYTES the server leaves after each device buffer of 1 MiB or more, in --size's "
+          "syntax (34Mi = 34 x 2^20 bytes; 35651584), so the run's buffers are not exactly one "
+          "buffer size apart (their L2 sets can alias: see README, Measurement). Empty or 0 = "
+          "the server's default (no pad unless its --default_placement_pad_bytes); at most 1Gi. "
+          "The cpu backend ignores it.");
 ABSL_FLAG(bool, samples, false, "Return the per-launch samples (at most 10,000) in the result.");
 ABSL_FLAG(bool, histogram, false,
           "run: draw a text histogram of the samples (implies --samples); on stderr unless "
@@ -367,6 +373,17 @@ bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
     return false;
   }
   m->set_max_duty(max_duty);  // the server refuses values outside [0, 1]
+  // Bytes, in --size's syntax; 0 (or empty) leaves the server's default. The server checks the
+  // range (at most 1 GiB).
+  if (const std::string pad = absl::GetFlag(FLAGS_placement_pad); !pad.empty() && pad != "0") {
+    absl::StatusOr<int64_t> bytes = ParseElementCount(pad);
+    if (!bytes.ok()) {
+      std::cerr << "gpubench: --placement_pad: " << bytes.status().message()
+                << " (bytes, e.g. 34Mi or 35651584)\n";
+      return false;
+    }
+    m->set_placement_pad_bytes(*bytes);
+  }
   return true;
 }
 
@@ -808,9 +825,9 @@ int Fleet() {
 namespace gpubench::client {
 namespace {
 
-const std::vector<std::string> kMeasurementFlags = {"mode", "warmup", "min_samples", "max_samples",
-                                                    "min_time", "max_noise", "timeout", "timer",
-                                                    "throttle_threshold", "max_duty"};
+const std::vector<std::string> kMeasurementFlags = {
+    "mode",    "warmup", "min_samples",        "max_samples", "min_time",     "max_noise",
+    "timeout", "timer",  "throttle_threshold", "max_duty",    "placement_pad"};
 
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());

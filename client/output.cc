@@ -280,6 +280,10 @@ std::string RenderResultDetail(const v1::RunResult& r) {
                         : std::string(" (not paced)"),
                     "\n");
   }
+  if (const int64_t pad = r.request().placement_pad_bytes(); pad > 0) {
+    absl::StrAppend(&out, "  placement     a pad of ", FormatElementCount(pad),
+                    " bytes after each device buffer of >= 1Mi bytes\n");
+  }
   for (const std::string& note : m.notes()) absl::StrAppend(&out, "  note          ", note, "\n");
   const auto& t = r.timing();
   if (!t.noise_known()) {

@@ -49,6 +49,10 @@ ABSL_FLAG(double, default_max_noise, -1,
           "where a shared host rarely gets under 1%).");
 ABSL_FLAG(double, default_timeout_seconds, -1,
           "Sampling wall-time budget, by default (-1: 15 s on cuda as nvbench, 3 s on cpu).");
+ABSL_FLAG(int64_t, default_placement_pad_bytes, 0,
+          "Unused bytes after each CUDA device buffer of 1 MiB or more, for requests that leave "
+          "measurement.placement_pad_bytes at 0 (0: none, buffers back to back; at most 1 GiB). "
+          "For A/B runs of buffer placement; the cpu backend ignores it.");
 ABSL_FLAG(double, max_timeout_seconds, 120, "Largest sampling budget a request may ask.");
 ABSL_FLAG(double, max_warmup_seconds, 10,
           "Wall-time bound of one run's warm-up, whatever its launch count.");
@@ -144,6 +148,7 @@ ServerConfig ConfigFromFlags() {
   c.default_min_time_seconds = absl::GetFlag(FLAGS_default_min_time_seconds);
   c.default_max_noise = absl::GetFlag(FLAGS_default_max_noise);
   c.default_timeout_seconds = absl::GetFlag(FLAGS_default_timeout_seconds);
+  c.default_placement_pad_bytes = absl::GetFlag(FLAGS_default_placement_pad_bytes);
   c.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
   c.max_warmup_seconds = absl::GetFlag(FLAGS_max_warmup_seconds);
   c.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);

@@ -124,6 +124,10 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   default_or("default_max_noise", c.default_max_noise, 1e-6, 1);
   number("max_timeout_seconds", c.max_timeout_seconds, 1e-3, 86400);
   default_or("default_timeout_seconds", c.default_timeout_seconds, 1e-3, c.max_timeout_seconds);
+  if (c.default_placement_pad_bytes < 0 || c.default_placement_pad_bytes > kMaxPlacementPadBytes) {
+    problems.push_back(absl::StrCat("--default_placement_pad_bytes=", c.default_placement_pad_bytes,
+                                    " must be in [0, ", kMaxPlacementPadBytes, "] (1 GiB)"));
+  }
   number("max_warmup_seconds", c.max_warmup_seconds, 0.001, 3600);
   number("shutdown_grace_seconds", c.shutdown_grace_seconds, 0, 3600);
   number("max_message_bytes", c.max_message_bytes, 64 << 10, 1 << 30);
@@ -193,6 +197,7 @@ ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend) {
       config.default_max_noise > 0 ? config.default_max_noise : (cpu ? 0.02 : 0.005);
   limits.defaults.timeout_seconds =
       config.default_timeout_seconds > 0 ? config.default_timeout_seconds : (cpu ? 3.0 : 15.0);
+  limits.defaults.placement_pad_bytes = config.default_placement_pad_bytes;
   limits.max_timeout_seconds = config.max_timeout_seconds;
   limits.allow_profiling = config.allow_profiling;
   limits.max_warmup_seconds = config.max_warmup_seconds;

@@ -60,6 +60,7 @@ struct ServerConfig {
   double default_min_time_seconds = 0;
   double default_max_noise = -1;
   double default_timeout_seconds = -1;
+  int64_t default_placement_pad_bytes = 0;
   double max_timeout_seconds = 0;
   double max_warmup_seconds = 0;
   std::string cgroup_root;

@@ -47,31 +47,19 @@ struct DeviceFree {
 };
 using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 
-// Device buffers of 1 MiB or more can get unused space after them (a placement pad), so that a
-// run's buffers do not sit exactly one buffer size apart. H200, 2026-11-30
-// (bench/results/2026-11-30-h200-session3.md, raw in 2026-11-30-h200-add-round3/): timed by
-// bench/event_timer, 16Mi fp16/bf16 add_*_l2keep hot took 24.55/24.67 us with the three 32 MiB
-// buffers 32 MiB apart and 24.15-24.44/24.24-24.35 us with any pad of 2-34 MiB; but through the
-// server a 2 MiB pad left the same rows at 24.50/24.59 us, and GEMM 4096 moved either way within
-// noise. So no pad by default; GPUBENCH_PLACEMENT_PAD_BYTES in the server's environment sets one
-// (bytes), for A/B measurements; read once per process. A pad is not counted by RunMemoryOf: a
-// run that fits but for it gets RESOURCE_EXHAUSTED from the allocation, as any failed cudaMalloc.
-constexpr size_t kPlacementPadBytes = 0;
-constexpr size_t kPlacementPadMinBytes = size_t{1} << 20;
-
-size_t PlacementPadBytes() {
-  static const size_t pad = [] {
-    const char* value = std::getenv("GPUBENCH_PLACEMENT_PAD_BYTES");
-    if (value == nullptr || *value == '\0') return kPlacementPadBytes;
-    char* end = nullptr;
-    const unsigned long long bytes = std::strtoull(value, &end, 10);
-    return end != nullptr && *end == '\0' && bytes <= (size_t{1} << 30) ? static_cast<size_t>(bytes)
-                                                                        : kPlacementPadBytes;
-  }();
-  return pad;
-}
-
 // One buffer of a run, where its family's declaration places it. Frees itself.
+//
+// A device buffer of kPlacementPadMinBytes or more gets the run's placement pad (HostData::
+// placement_pad_bytes: the request's measurement.placement_pad_bytes, else the server's
+// --default_placement_pad_bytes) of unused space after it, so that a run's buffers do not sit
+// exactly one buffer size apart. H200, 2026-11-30 (bench/results/2026-11-30-h200-session3.md,
+// -session5.md): 16Mi fp16/bf16 add_*_l2keep hot ran about 2% faster with its three 32 MiB buffers
+// 34 MiB apart than 32 MiB apart; on a standalone probe Nsight Compute counted ~1.7 MB more DRAM
+// writes per launch, same reads, with the buffers exactly 32 MiB apart (L2 set aliasing between
+// the operands). GEMM 4096 moved either way within noise. No pad by default: an application's
+// allocator places buffers back to back, as cudaMalloc does here. Memory admission (RunMemoryOf,
+// server/engine/run_memory.h) counts the pad, so a run that does not fit with it is refused
+// before anything is allocated.
 class PlacedBuffer {
  public:
   PlacedBuffer() = default;
@@ -80,8 +68,10 @@ class PlacedBuffer {
   ~PlacedBuffer() { Free(); }
 
   // Allocates `bytes` (at least 256) at `placement`; `device` is the device that owns device
-  // memory (the run's or its peer). Leaves the run's device current.
-  absl::Status Allocate(Placement placement, size_t bytes, int device, int run_device) {
+  // memory (the run's or its peer); a device buffer of kPlacementPadMinBytes or more gets
+  // `placement_pad_bytes` unused bytes after it. Leaves the run's device current.
+  absl::Status Allocate(Placement placement, size_t bytes, int device, int run_device,
+                        size_t placement_pad_bytes) {
     placement_ = placement;
     bytes_ = bytes;
     const size_t size = std::max<size_t>(bytes, 256);
@@ -91,7 +81,9 @@ class PlacedBuffer {
       case Placement::kPeerDevice:
         e = cudaSetDevice(device);
         if (e == cudaSuccess) {
-          e = cudaMalloc(&data_, size >= kPlacementPadMinBytes ? size + PlacementPadBytes() : size);
+          const size_t pad =
+              size >= static_cast<size_t>(kPlacementPadMinBytes) ? placement_pad_bytes : 0;
+          e = cudaMalloc(&data_, size + pad);
         }
         owner_ = device;
         break;
@@ -371,8 +363,8 @@ class CudaSession final : public Session {
       const int owner = spec.placement == Placement::kPeerDevice ? data_.peer_device : device_;
       auto buffer = std::make_unique<PlacedBuffer>();
       const int64_t bytes = BufferBytes(variant_, data_.shape, static_cast<int>(i));
-      RETURN_IF_ERROR(
-          buffer->Allocate(spec.placement, static_cast<size_t>(bytes), owner, device_));
+      RETURN_IF_ERROR(buffer->Allocate(spec.placement, static_cast<size_t>(bytes), owner, device_,
+                                       static_cast<size_t>(data_.placement_pad_bytes)));
       if (spec.role == BufferRole::kInput) {
         CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer->data(), data_.buffers[i].data(), buffer->bytes(),
                                         cudaMemcpyDefault));
@@ -672,6 +664,11 @@ class CudaBackend final : public Backend {
       return absl::FailedPreconditionError(absl::StrCat(
           variant.name, " needs a second (peer) device; this server sees ", devices_,
           " CUDA device(s) and the peer is ", data.peer_device));
+    }
+    if (data.placement_pad_bytes < 0 || data.placement_pad_bytes > kMaxPlacementPadBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("placement_pad_bytes ",
+                                                     data.placement_pad_bytes, " is outside [0, ",
+                                                     kMaxPlacementPadBytes, "]"));
     }
     ASSIGN_OR_RETURN(const DeviceInfo info, Describe(device));
     if (geometry.block_size > info.max_threads_per_block) {

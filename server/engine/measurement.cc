@@ -296,6 +296,12 @@ RunResult StartResult(const Backend& backend, const RunSpec& spec, const DeviceI
   result.device = device;
   result.timer = backend.kind() == BackendKind::kCpu ? SampleTimer::kCpuClock
                                                      : SampleTimer::kCudaEvent;
+  if (backend.kind() == BackendKind::kCpu && spec.measurement.placement_pad_bytes > 0) {
+    // The request is honoured as far as it can be (echoed, validated); say it changed nothing.
+    result.notes.push_back(
+        absl::StrCat("placement_pad_bytes = ", spec.measurement.placement_pad_bytes,
+                     " has no effect on the cpu backend: it pads only CUDA device buffers"));
+  }
   return result;
 }
 
@@ -453,6 +459,7 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   RunResult result = StartResult(backend, spec, device);
   HostData data = GenerateHostData(*spec.kernel, spec.shape, spec.seed, pool);
   data.peer_device = spec.peer_device_index;
+  data.placement_pad_bytes = spec.measurement.placement_pad_bytes;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    backend.Open(spec.device_index, *spec.kernel, spec.geometry, data));
   result.resources = session->Resources();

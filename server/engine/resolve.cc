@@ -285,6 +285,15 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
         " is outside [0, 1]: the most timed seconds per second of the sampling loop, a fraction "
         "(0.8 = the GPU busy 80% of the loop; 0 = no pacing)"));
   }
+  r.placement_pad_bytes =
+      m.placement_pad_bytes != 0 ? m.placement_pad_bytes : d.placement_pad_bytes;
+  if (r.placement_pad_bytes < 0 || r.placement_pad_bytes > kMaxPlacementPadBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "measurement.placement_pad_bytes = ", r.placement_pad_bytes, " is outside [0, ",
+        kMaxPlacementPadBytes,
+        "] (1 GiB): the unused bytes left after each device buffer of 1 MiB or more (0 = the "
+        "server's default)"));
+  }
   if (r.timer == TimerChoice::kCupti && r.profile_runs > 0) {
     return absl::InvalidArgumentError(
         "measurement.timer = cupti with profile_runs: profile mode times each launch with CUDA "
@@ -329,9 +338,9 @@ absl::Status CheckMemoryNow(const RunSpec& spec, const Backend& backend, const D
   // cap) must fail now, not after gigabytes of inputs were made for it.
   RETURN_IF_ERROR(backend.CheckLaunchSize(*spec.kernel, spec.shape));
   const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
-  return CheckRunMemoryFits(RunMemoryOf(*spec.kernel, spec.shape, spec.verify), device,
-                            DeviceIsHost(backend.kind()), host.available_bytes(),
-                            host.Describe());
+  const int64_t pad = PlacementPadOn(backend.kind(), spec.measurement.placement_pad_bytes);
+  return CheckRunMemoryFits(RunMemoryOf(*spec.kernel, spec.shape, spec.verify, pad), device,
+                            DeviceIsHost(backend.kind()), host.available_bytes(), host.Describe());
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 
 namespace gpubench {
 
-RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify) {
+RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify,
+                      int64_t placement_pad_bytes) {
   RunMemory need;
   const std::span<const BufferSpec> buffers = kernel.family->buffers;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -16,8 +17,11 @@ RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool v
     if (verify && IsVerified(buffers[i])) need.host_bytes += bytes;
     // The session's own buffer, on a device or (pinned / pageable) on the host.
     const Placement p = buffers[i].placement;
-    (p == Placement::kDevice || p == Placement::kPeerDevice ? need.device_bytes
-                                                            : need.host_bytes) += bytes;
+    if (p == Placement::kDevice || p == Placement::kPeerDevice) {
+      need.device_bytes += bytes + (bytes >= kPlacementPadMinBytes ? placement_pad_bytes : 0);
+    } else {
+      need.host_bytes += bytes;
+    }
   }
   return need;
 }

@@ -13,12 +13,21 @@
 namespace gpubench {
 
 // Every buffer one run allocates: on the host (generated inputs, the read-back for verification)
-// and on the device (the kernel's buffers; host memory too on the CPU backend).
+// and on the device (the kernel's buffers; host memory too on the CPU backend), where each device
+// (or peer-device) buffer of at least kPlacementPadMinBytes counts `placement_pad_bytes` more: the
+// pad the backend leaves after it (PlacementPadOn).
 struct RunMemory {
   int64_t host_bytes = 0;
   int64_t device_bytes = 0;
 };
-RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify);
+RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify,
+                      int64_t placement_pad_bytes);
+
+// The placement pad a backend of `kind` allocates for a run that asks for `placement_pad_bytes`:
+// all of it on CUDA, none on the CPU backend (which ignores the pad).
+inline int64_t PlacementPadOn(BackendKind kind, int64_t placement_pad_bytes) {
+  return kind == BackendKind::kCpu ? 0 : placement_pad_bytes;
+}
 
 // OK when a run needing `need` fits: host bytes (plus device bytes where the device is the host)
 // within `host_available_bytes` (absent: unknown, not checked), device bytes within the device's

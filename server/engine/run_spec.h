@@ -55,6 +55,11 @@ struct MeasurementOptions {
   // it idles between samples, so matching another tool's duty cycle compares kernels, not loop
   // overheads. 0: no pacing; else 0 < x <= 1.
   double max_duty = 0;
+  // Unused bytes after each device buffer of at least kPlacementPadMinBytes (kernels/backend.h), so
+  // that a run's buffers do not sit exactly one buffer size apart (L2 set aliasing between the
+  // operands). A request's 0 means the server's default (--default_placement_pad_bytes, 0: none);
+  // else 0 <= x <= kMaxPlacementPadBytes. The CPU backend ignores it.
+  int64_t placement_pad_bytes = 0;
 };
 
 struct RunRequest {

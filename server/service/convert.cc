@@ -64,6 +64,7 @@ void MeasurementFromProto(const v1::MeasurementOptions& m, RunRequest* r) {
   r->measurement.timer = TimerFromProto(m.timer());
   if (m.has_throttle_threshold()) r->measurement.throttle_threshold = m.throttle_threshold();
   r->measurement.max_duty = m.max_duty();
+  r->measurement.placement_pad_bytes = m.placement_pad_bytes();
 }
 
 }  // namespace
@@ -183,6 +184,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_timer(TimerToProto(s.measurement.timer));
   req->set_throttle_threshold(s.measurement.throttle_threshold.value_or(kThrottleThreshold));
   req->set_max_duty(s.measurement.max_duty);
+  req->set_placement_pad_bytes(s.measurement.placement_pad_bytes);
   out->set_launch_report(r.launch_report);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());

@@ -366,6 +366,16 @@ TEST(RenderResultDetail, DutyCycleAndItsPacing) {
       << RenderResultDetail(r);
 }
 
+TEST(RenderResultDetail, PlacementPadOnlyWhenSet) {
+  v1::RunResult r = Result("add_f16_l2keep", 16 << 20, 2.4e-5);
+  EXPECT_EQ(RenderResultDetail(r).find("  placement"), std::string::npos);  // no pad: no line
+  r.mutable_request()->set_placement_pad_bytes(int64_t{34} << 20);
+  EXPECT_NE(RenderResultDetail(r).find(
+                "  placement     a pad of 34Mi bytes after each device buffer of >= 1Mi bytes"),
+            std::string::npos)
+      << RenderResultDetail(r);
+}
+
 TEST(RenderHistogram, EqualSamplesAreOneRowAndStridingIsSaid) {
   v1::RunResult r = Result("add_f32", 1000, 1e-6);
   for (int i = 0; i < 7; ++i) r.mutable_samples()->add_seconds(1e-6);

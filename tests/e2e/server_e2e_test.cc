@@ -460,6 +460,67 @@ TEST_F(E2ETest, MeasurementV2ThroughTheCli) {
   }
 }
 
+TEST_F(E2ETest, PlacementPadThroughTheCli) {
+  const std::string t = "--target=" + server_->target();
+  // In --size's syntax; echoed in the result; the cpu backend says it ignored it.
+  CliResult padded =
+      RunCli("run add_f32 --size=4Ki --placement_pad=34Mi --min_samples=3 --format=json " + t);
+  ASSERT_EQ(padded.exit_code, 0) << padded.out;
+  v1::RunResult parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(padded.out, &parsed).ok());
+  EXPECT_EQ(parsed.request().placement_pad_bytes(), int64_t{34} << 20);
+  ASSERT_EQ(parsed.measurement().notes_size(), 1) << padded.out;
+  EXPECT_NE(parsed.measurement().notes(0).find("has no effect on the cpu backend"),
+            std::string::npos);
+  CliResult detail = RunCli("run add_f32 --size=4Ki --placement_pad=35651584 --min_samples=3 " + t);
+  ASSERT_EQ(detail.exit_code, 0) << detail.out;
+  EXPECT_NE(detail.out.find("  placement     a pad of 34Mi bytes"), std::string::npos)
+      << detail.out;
+  // Sweeps carry it to every item.
+  CliResult sweep = RunCli(
+      "sweep --kernels=add_f32 --sizes=1Ki,2Ki --placement_pad=1Mi "
+      "--min_samples=3 --format=json --progress=false " +
+      t);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+  int echoed = 0;
+  for (size_t at = 0;
+       (at = sweep.out.find("\"placementPadBytes\": \"1048576\"", at)) != std::string::npos; ++at) {
+    ++echoed;
+  }
+  EXPECT_EQ(echoed, 2) << sweep.out;
+
+  // A value that is not a size, a negative one and a misspelt flag: usage errors before any RPC.
+  for (const std::string bad : {"--placement_pad=34MB", "--placement_pad=-1",
+                                "--placement_pad=1.5Mi", "--placement_pda=34Mi"}) {
+    CliResult refused = RunCli("run add_f32 --size=1000 " + bad + " " + t, true);
+    EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused.out;
+    EXPECT_NE(refused.out.find("placement_pad"), std::string::npos) << refused.out;
+  }
+  // Over 1 GiB: the server's INVALID_ARGUMENT, a failed run.
+  CliResult big = RunCli("run add_f32 --size=1000 --placement_pad=2Gi " + t, true);
+  EXPECT_EQ(big.exit_code, 1) << big.out;
+  EXPECT_NE(big.out.find("placement_pad_bytes = 2147483648 is outside [0, 1073741824]"),
+            std::string::npos)
+      << big.out;
+  CliResult help = RunCli("run --help");
+  EXPECT_NE(help.out.find("--placement_pad"), std::string::npos) << help.out;
+}
+
+// --default_placement_pad_bytes: the pad of requests that leave theirs at 0.
+TEST(E2EPlacementPad, ServerDefaultAppliesWhereTheRequestHasNone) {
+  ServerProcess server({"--default_placement_pad_bytes=2097152"});
+  const std::string t = "--target=" + server.target();
+  for (const auto& [flag, expected] :
+       std::vector<std::pair<std::string, int64_t>>{{"", 2097152}, {"--placement_pad=4Ki", 4096}}) {
+    CliResult run =
+        RunCli("run add_f32 --size=1Ki --min_samples=3 --format=json " + flag + " " + t);
+    ASSERT_EQ(run.exit_code, 0) << run.out << server.Log();
+    v1::RunResult parsed;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &parsed).ok()) << run.out;
+    EXPECT_EQ(parsed.request().placement_pad_bytes(), expected) << flag;
+  }
+}
+
 TEST(E2ETunedDefaultsFile, AutotuneApplySurvivesARestartAndABadFileStopsStartup) {
   const std::string dir = std::filesystem::temp_directory_path() /
                           ("gpubench_tuned_e2e_" + std::to_string(getpid()));

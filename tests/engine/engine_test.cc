@@ -174,6 +174,26 @@ TEST_F(EngineTest, CopyCeilingFromTheLatestLargeCopy) {
   EXPECT_DOUBLE_EQ(after->copy_ceiling_bytes_per_second, copy->bandwidth_bytes_per_second);
 }
 
+// The check at run start (the device's memory may have changed since the request was resolved)
+// counts the placement pad too: 16Mi add_f32 is three 64 MiB buffers, the fake device has 1 GiB.
+TEST_F(EngineTest, AdmissionAtRunStartCountsThePlacementPad) {
+  Make(4);
+  release_ = true;
+  RunRequest r;
+  r.kernel = "add_f32";
+  r.elements = 16 << 20;
+  r.measurement.placement_pad_bytes = 256 << 20;  // 960 MiB in all: resolves
+  absl::StatusOr<RunSpec> spec = engine_->Resolve(r);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  spec->measurement.placement_pad_bytes = 300 << 20;  // 1092 MiB: refused before allocation
+  Waiter w;
+  ASSERT_TRUE(engine_->Submit(*spec, absl::InfiniteFuture(), w.Callbacks(), nullptr).ok());
+  absl::StatusOr<RunResult> result = w.future.get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(result.status().message().find("bytes of device memory"), std::string::npos)
+      << result.status();
+}
+
 TEST_F(EngineTest, ShutdownCancelsWhatGraceDoesNotCover) {
   Make(4);
   Waiter running, queued;

@@ -38,6 +38,7 @@ struct FakeScript {
   // the duration of sample i per launch (nullopt: no record came back for it).
   std::function<std::optional<double>(int sample)> kernel_seconds{};
   std::atomic<int>* kernel_duration_starts = nullptr;  // counts StartKernelDurations calls
+  std::vector<int64_t>* opened_placement_pads = nullptr;  // HostData's pad, at every Open
   int64_t free_memory_bytes = int64_t{1} << 30;
   int devices = 1;
   int compute_capability = 0;                   // major x 10 + minor; 0 = not a CUDA device
@@ -149,6 +150,9 @@ class FakeBackend final : public Backend {
   absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
                                                 const LaunchGeometry& geometry,
                                                 const HostData& data) override {
+    if (script_.opened_placement_pads != nullptr) {
+      script_.opened_placement_pads->push_back(data.placement_pad_bytes);
+    }
     auto real = cpu_->Open(device, variant, geometry, data);
     if (!real.ok()) return real.status();
     return std::unique_ptr<Session>(new FakeSession(*std::move(real), script_));

@@ -34,6 +34,7 @@ class MeasureTest : public ::testing::Test {
   // backend_, so they outlive it (a test's local would dangle in the script once the test ends).
   std::atomic<int> unblocked_{0};
   std::vector<std::string> ranges_;
+  std::vector<int64_t> opened_pads_;
   std::unique_ptr<testing::FakeBackend> backend_ =
       std::make_unique<testing::FakeBackend>(testing::FakeScript{});
   ParallelPool pool_{2};
@@ -397,6 +398,22 @@ TEST_F(MeasureTest, MaxDutyPacingSeesCancellation) {
   EXPECT_LT(wall, 2.0);
 }
 
+// The run's placement pad reaches the backend's Open (HostData), where the CUDA backend places
+// the buffers; a backend that pads (the fake is a CUDA device) adds no note.
+TEST_F(MeasureTest, PlacementPadReachesTheBackend) {
+  backend_->script().opened_placement_pads = &opened_pads_;
+  RunSpec spec = Spec();
+  ASSERT_EQ(spec.measurement.placement_pad_bytes, 0);
+  spec.measurement.placement_pad_bytes = int64_t{34} << 20;
+  absl::StatusOr<RunResult> r = Measure(spec);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->verification->passed);
+  EXPECT_EQ(r->notes.size(), 0u);
+  EXPECT_EQ(r->spec.measurement.placement_pad_bytes, int64_t{34} << 20);  // for the echo
+  ASSERT_TRUE(Measure(Spec()).ok());
+  EXPECT_EQ(opened_pads_, (std::vector<int64_t>{int64_t{34} << 20, 0}));
+}
+
 TEST_F(MeasureTest, WrongOutputFailsVerification) {
   backend_->script().corrupt_output = true;
   absl::StatusOr<RunResult> r = Measure(Spec());
@@ -443,6 +460,34 @@ TEST(MeasureOnCpu, RealCpuBackendMeasuresAndVerifies) {
 
 namespace gpubench {
 namespace {
+
+// The CPU backend's buffers are host memory it never pads: a run that asks for a pad measures as
+// without one and says so in a note; without a pad there is no note.
+TEST(MeasureOnCpu, PlacementPadIsIgnoredWithANote) {
+  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  RunRequest req;
+  req.kernel = "add_f32";
+  req.elements = 300000;  // 1.2 MB buffers: padded on a CUDA device
+  req.measurement.min_samples = 3;
+  req.measurement.min_time_seconds = 0.001;
+  req.measurement.max_noise = 1.0;
+  ParallelPool pool(2);
+  for (int64_t pad : {int64_t{0}, int64_t{34} << 20}) {
+    req.measurement.placement_pad_bytes = pad;
+    absl::StatusOr<RunSpec> spec = ResolveRunRequest(req, *backend, ServerLimits());
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    absl::StatusOr<RunResult> r = MeasureRun(*backend, *spec, [] { return false; }, &pool);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->verification->passed);
+    EXPECT_EQ(r->spec.measurement.placement_pad_bytes, pad);  // echoed as asked
+    const bool noted = std::any_of(r->notes.begin(), r->notes.end(), [](const std::string& n) {
+      return n ==
+             "placement_pad_bytes = 35651584 has no effect on the cpu backend: it pads only "
+             "CUDA device buffers";
+    });
+    EXPECT_EQ(noted, pad > 0) << pad;
+  }
+}
 
 TEST(MeasureOnCpu, ProfileModeOnTheCpuBackend) {
   auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});

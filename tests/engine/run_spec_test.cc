@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "engine/fake_backend.h"
 #include "server/engine/resolve.h"
 #include "server/engine/run_memory.h"
@@ -49,6 +50,7 @@ TEST_F(ResolveTest, DefaultsResolved) {
   EXPECT_DOUBLE_EQ(s->measurement.timeout_seconds, 15);
   EXPECT_EQ(s->measurement.throttle_threshold, std::optional<double>(0.75));  // nvbench's 75%
   EXPECT_DOUBLE_EQ(s->measurement.max_duty, 0);  // no pacing
+  EXPECT_EQ(s->measurement.placement_pad_bytes, 0);  // buffers back to back
 }
 
 TEST_F(ResolveTest, MaxDutyIsKeptFromZeroToOne) {
@@ -59,6 +61,62 @@ TEST_F(ResolveTest, MaxDutyIsKeptFromZeroToOne) {
     ASSERT_TRUE(s.ok()) << s.status();
     EXPECT_DOUBLE_EQ(s->measurement.max_duty, max_duty);
   }
+}
+
+TEST_F(ResolveTest, PlacementPadFromTheRequestElseTheServerDefault) {
+  RunRequest r = Valid();
+  for (int64_t pad : {int64_t{1}, int64_t{34} << 20, kMaxPlacementPadBytes}) {
+    r.measurement.placement_pad_bytes = pad;
+    absl::StatusOr<RunSpec> s = Resolve(r);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(s->measurement.placement_pad_bytes, pad);
+  }
+  limits_.defaults.placement_pad_bytes = 2 << 20;  // --default_placement_pad_bytes
+  r.measurement.placement_pad_bytes = 0;
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->measurement.placement_pad_bytes, 2 << 20);
+  r.measurement.placement_pad_bytes = 4096;  // a request's own pad wins
+  s = Resolve(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->measurement.placement_pad_bytes, 4096);
+}
+
+// Admission counts the pad after each device buffer of >= 1 MiB (the fake device has 1 GiB
+// free): 16Mi add_f32 is three 64 MiB buffers, 192 MiB.
+TEST_F(ResolveTest, MemoryAdmissionCountsThePlacementPad) {
+  RunRequest r = Valid();
+  r.kernel = "add_f32";
+  r.elements = 16 << 20;
+  r.measurement.placement_pad_bytes = 256 << 20;  // 3 x (64 + 256) MiB = 960 MiB: fits
+  EXPECT_TRUE(Resolve(r).ok());
+  r.measurement.placement_pad_bytes = 300 << 20;  // 3 x (64 + 300) MiB = 1092 MiB: does not
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(
+      std::string(s.status().message()),
+      HasSubstr(absl::StrCat("needs ", 3 * (int64_t{364} << 20), " bytes of device memory")));
+  r.elements = 1000;  // 4000-byte buffers get no pad: a 1 GiB pad still fits
+  r.measurement.placement_pad_bytes = kMaxPlacementPadBytes;
+  EXPECT_TRUE(Resolve(r).ok());
+}
+
+TEST(RunMemory, PlacementPadOnDeviceBuffersOfOneMibOrMore) {
+  const KernelVariant& add = **FindKernel("add_f32");
+  const int64_t pad = 5000;
+  // 256Ki elements: three 1 MiB buffers, each padded; the host side is never padded.
+  RunMemory with = RunMemoryOf(add, {.elements = 256 << 10}, true, pad);
+  RunMemory without = RunMemoryOf(add, {.elements = 256 << 10}, true, 0);
+  EXPECT_EQ(with.device_bytes, 3 * ((int64_t{1} << 20) + pad));
+  EXPECT_EQ(without.device_bytes, 3 * (int64_t{1} << 20));
+  EXPECT_EQ(with.host_bytes, without.host_bytes);
+  // One element fewer: buffers under 1 MiB, no pad.
+  EXPECT_EQ(RunMemoryOf(add, {.elements = (256 << 10) - 1}, true, pad).device_bytes,
+            3 * ((int64_t{1} << 20) - 4));
+  // The CPU backend ignores the pad, so admission counts none there.
+  EXPECT_EQ(PlacementPadOn(BackendKind::kCpu, pad), 0);
+  EXPECT_EQ(PlacementPadOn(BackendKind::kCuda, pad), pad);
 }
 
 TEST_F(ResolveTest, ThrottleThresholdZeroKeepsEverySampleAndIsKept) {
@@ -161,6 +219,12 @@ TEST_F(ResolveTest, EveryInvalidInputClass) {
        absl::StatusCode::kInvalidArgument, "max_duty"},
       {"infinite max duty", [](RunRequest& r) { r.measurement.max_duty = INFINITY; },
        absl::StatusCode::kInvalidArgument, "max_duty"},
+      {"negative placement pad", [](RunRequest& r) { r.measurement.placement_pad_bytes = -1; },
+       absl::StatusCode::kInvalidArgument,
+       "placement_pad_bytes = -1 is outside [0, 1073741824] (1 GiB)"},
+      {"placement pad over 1 GiB",
+       [](RunRequest& r) { r.measurement.placement_pad_bytes = kMaxPlacementPadBytes + 1; },
+       absl::StatusCode::kInvalidArgument, "placement_pad_bytes = 1073741825 is outside"},
       {"too many warmups", [](RunRequest& r) { r.measurement.warmup_launches = 1 << 20; },
        absl::StatusCode::kInvalidArgument, "warmup_launches"},
       {"over free memory", [](RunRequest& r) { r.elements = int64_t{1} << 30; },

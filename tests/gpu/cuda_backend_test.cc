@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/status_macros.h"
 #include "gpu/cuda_test.h"
 #include "kernels/catalog.h"
 #include "kernels/cuda/timing.h"
@@ -289,6 +290,49 @@ TEST_F(CudaTest, TooLargeForMemoryFailsBeforeAllocating) {
   absl::StatusOr<RunSpec> spec = ResolveRunRequest(r, *backend_, limits);
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+// The placement pad (measurement.placement_pad_bytes): the session's buffer addresses are its
+// own, so what is observed is the device memory an open session holds: each buffer of >= 1 MiB
+// takes its bytes plus the pad, smaller ones no pad. And a padded run verifies.
+TEST_F(CudaTest, PlacementPadTakesMemoryAfterEachLargeDeviceBuffer) {
+  // The device's free memory while a session of add_f16_l2keep at `n` elements is open.
+  auto free_while_open = [&](int64_t n, int64_t pad) -> absl::StatusOr<int64_t> {
+    ASSIGN_OR_RETURN(const RunSpec spec,
+                     ResolveRunRequest(Quick("add_f16_l2keep", n), *backend_, ServerLimits()));
+    HostData data = GenerateHostData(*spec.kernel, spec.shape, 1, &pool_);
+    data.placement_pad_bytes = pad;
+    ASSIGN_OR_RETURN(const std::unique_ptr<Session> session,
+                     backend_->Open(spec.device_index, *spec.kernel, spec.geometry, data));
+    ASSIGN_OR_RETURN(const DeviceInfo d, backend_->Describe(spec.device_index));
+    return d.free_memory_bytes;
+  };
+  const int64_t pad = int64_t{256} << 20;
+  const int64_t slack = int64_t{16} << 20;  // allocation granularity (2 MiB pages) and the like
+  // 16Mi elements: three 32 MiB buffers, each followed by the pad.
+  absl::StatusOr<int64_t> unpadded = free_while_open(int64_t{16} << 20, 0);
+  absl::StatusOr<int64_t> padded = free_while_open(int64_t{16} << 20, pad);
+  ASSERT_TRUE(unpadded.ok()) << unpadded.status();
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  EXPECT_NEAR(static_cast<double>(*unpadded - *padded), 3.0 * pad, slack);
+  // 1000 elements: 2000-byte buffers, never padded.
+  unpadded = free_while_open(1000, 0);
+  padded = free_while_open(1000, pad);
+  ASSERT_TRUE(unpadded.ok()) << unpadded.status();
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  EXPECT_NEAR(static_cast<double>(*unpadded - *padded), 0.0, slack);
+
+  // The README's example: 16Mi hot with a 34 MiB pad measures and verifies, and says its pad.
+  RunRequest r = Quick("add_f16_l2keep", int64_t{16} << 20);
+  r.cache_mode = CacheMode::kHot;
+  r.measurement.placement_pad_bytes = int64_t{34} << 20;
+  absl::StatusOr<RunResult> run = Run(r);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->verification->passed);
+  EXPECT_EQ(run->spec.measurement.placement_pad_bytes, int64_t{34} << 20);
+  for (const std::string& note : run->notes) {
+    EXPECT_EQ(note.find("placement_pad"), std::string::npos) << note;  // the cpu backend's note
+  }
 }
 
 TEST_F(CudaTest, ColdIsNotFasterThanHotInL2) {

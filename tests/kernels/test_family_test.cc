@@ -258,8 +258,9 @@ TEST_F(TestFamily, PeerBufferNeedsASecondDevice) {
   EXPECT_EQ(result->bytes_moved, 4000);          // the family's own byte count
   EXPECT_TRUE(result->verification->passed);
   // Memory: the peer buffer is device memory too.
-  EXPECT_EQ(RunMemoryOf(**FindKernel("test_peer_copy_f32"), {.elements = 1000}, true).device_bytes,
-            8000);
+  EXPECT_EQ(
+      RunMemoryOf(**FindKernel("test_peer_copy_f32"), {.elements = 1000}, true, 0).device_bytes,
+      8000);
 
   r.peer_device_index = 0;  // the run's own device
   EXPECT_EQ(Run(r).status().code(), absl::StatusCode::kInvalidArgument);

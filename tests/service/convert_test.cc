@@ -74,6 +74,12 @@ TEST_F(ConvertTest, RunRequestFieldsAndUnsetOptionals) {
   m->set_max_duty(0.8);
   EXPECT_DOUBLE_EQ(FromProto(p).measurement.max_duty, 0.8);
   m->clear_max_duty();
+  EXPECT_EQ(r.measurement.placement_pad_bytes, 0);  // unset: the server's default
+  m->set_placement_pad_bytes(int64_t{34} << 20);
+  EXPECT_EQ(FromProto(p).measurement.placement_pad_bytes, int64_t{34} << 20);
+  m->set_placement_pad_bytes(-1);  // carried as is: the resolver refuses it
+  EXPECT_EQ(FromProto(p).measurement.placement_pad_bytes, -1);
+  m->clear_placement_pad_bytes();
   // Unset optional fields stay unset, so the engine's defaults apply; set ones are kept, false
   // and zero included.
   EXPECT_FALSE(r.verify.has_value());
@@ -279,6 +285,16 @@ TEST_F(ConvertTest, MaxDutyEchoedAndDutyCycle) {
   EXPECT_DOUBLE_EQ(p.measurement().duty_cycle(), 0.79);
 }
 
+TEST_F(ConvertTest, PlacementPadEchoed) {
+  RunResult r = AResult(engine_, /*keep_samples=*/false);
+  v1::RunResult p;
+  ToProto(r, &p);
+  EXPECT_EQ(p.request().placement_pad_bytes(), 0);
+  r.spec.measurement.placement_pad_bytes = int64_t{34} << 20;
+  ToProto(r, &p);
+  EXPECT_EQ(p.request().placement_pad_bytes(), int64_t{34} << 20);
+}
+
 TEST_F(ConvertTest, SweepRequestToPlan) {
   v1::RunSweepRequest p;
   p.add_kernels("add_f32");
@@ -297,6 +313,7 @@ TEST_F(ConvertTest, SweepRequestToPlan) {
   p.mutable_measurement()->set_min_samples(4);
   p.mutable_measurement()->set_throttle_threshold(0);
   p.mutable_measurement()->set_max_duty(0.75);
+  p.mutable_measurement()->set_placement_pad_bytes(2 << 20);
   SweepPlan plan = FromProto(p);
   EXPECT_THAT(plan.kernels, ElementsAre("add_f32", "copy_d2d"));
   EXPECT_THAT(plan.sizes, ElementsAre(10, int64_t{1} << 33));
@@ -313,6 +330,7 @@ TEST_F(ConvertTest, SweepRequestToPlan) {
   EXPECT_EQ(plan.base.measurement.min_samples, 4);
   EXPECT_EQ(plan.base.measurement.throttle_threshold, std::optional<double>(0));
   EXPECT_DOUBLE_EQ(plan.base.measurement.max_duty, 0.75);
+  EXPECT_EQ(plan.base.measurement.placement_pad_bytes, 2 << 20);
 }
 
 TEST_F(ConvertTest, AutotuneRequestAndReport) {
@@ -325,6 +343,7 @@ TEST_F(ConvertTest, AutotuneRequestAndReport) {
   p.set_apply(true);
   p.mutable_measurement()->set_cache_mode(v1::HOT);
   p.mutable_measurement()->set_max_noise(0.02);
+  p.mutable_measurement()->set_placement_pad_bytes(4096);
   AutotuneRequest r = FromProto(p);
   EXPECT_EQ(r.kernel, "add_f32_tuned");
   EXPECT_EQ(r.elements, 99);
@@ -334,6 +353,7 @@ TEST_F(ConvertTest, AutotuneRequestAndReport) {
   EXPECT_TRUE(r.apply);
   EXPECT_EQ(r.cache_mode, std::optional<CacheMode>(CacheMode::kHot));
   EXPECT_DOUBLE_EQ(r.measurement.max_noise, 0.02);
+  EXPECT_EQ(r.measurement.placement_pad_bytes, 4096);
 
   AutotuneReport report;
   report.kernel = "add_f32_tuned";
