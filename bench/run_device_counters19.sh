@@ -18,7 +18,7 @@
 #      c. server counters: ncu --cache-control none on the server in profile mode, --mode=hot (in
 #         profile mode only a cold run flushes L2 before each launch; hot launches follow each
 #         other with the stream idle in between, so the later ones see the L2 the earlier ones
-#         left), add_{f16,bf16}_l2keep, default placement and GPUBENCH_PLACEMENT_PAD_BYTES=34 MiB
+#         left), add_{f16,bf16}_l2keep, default placement and --default_placement_pad_bytes=34 MiB
 #         (buffers 66 MiB apart, as the probe's); the server's L2 flush kernel is in the kernel
 #         filter, so the CSV shows whether one ran between the launches
 #   2. 256Mi hot vs cold (hot 91.8-91.9% of peak, cold 92.4-92.6%): ncu on the server in profile
@@ -80,15 +80,17 @@ source bench/device_steps.sh  # log, cmd, left, need, timed, stop_tree
 cap() { local l; l=$(left); echo $(( $1 < l ? $1 : l )); }  # cap SECONDS: at most what is left
 
 # start_named NAME [VAR=VALUE...] [-- WRAPPER...]: a server (under WRAPPER when given, with the
-# variables in its environment) on a free port; sets $pid and $T; its log is $R/NAME.log. Returns
-# 1 (and stops what it started) when no port came within 60 s or the budget.
+# variables in its environment, SERVER_ARGS as more flags) on a free port; sets $pid and $T; its
+# log is $R/NAME.log. Returns 1 (and stops what it started) when no port came within 60 s or the
+# budget.
 start_named() {
   local name=$1 port_file envs=() wrap=(); shift
   while (( $# )) && [[ $1 != -- ]]; do envs+=("$1"); shift; done
   (( $# )) && { shift; wrap=("$@"); }
   port_file=$R/$name.port; : > "$port_file"
   env "${envs[@]}" "${wrap[@]}" "${SERVER_DIR:-$B}/gpubench_server" --backend="$BACKEND" --listen=127.0.0.1:0 \
-      --port_file="$port_file" --metrics_listen= --max_elements=1073741824 > "$R/$name.log" 2>&1 &
+      --port_file="$port_file" --metrics_listen= --max_elements=1073741824 ${SERVER_ARGS:-} \
+      > "$R/$name.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 600); do
     [[ -s $port_file ]] && break
@@ -102,7 +104,7 @@ start_named() {
     stop_tree "$pid"
     return 1
   fi
-  log "server $name ${envs[*]} ${wrap[0]:-} pid=$pid at $T"
+  log "server $name ${envs[*]} ${SERVER_ARGS:-} ${wrap[0]:-} pid=$pid at $T"
 }
 # srv NAME LIMIT ARGS...: `gpubench run ARGS` on the server at $T, JSON in $R/NAME.json; the run's
 # wall-clock window goes to marks.txt (the report reads the power log inside it).
@@ -128,11 +130,11 @@ ncu_import() {
   grep -h '==ERROR==' "$R/$1.log" 2>/dev/null | head -3 | while read -r line; do log "$1: $line"; done
 }
 # ncu_server NAME CACHE REGEX [VAR=VALUE...]: a server under ncu (--cache-control CACHE, kernels
-# matching REGEX, the variables in its environment), the runs of RUNS ("KERNEL|ARGS" items; their
+# matching REGEX, the variables in its environment, SERVER_ARGS as more flags), the runs of RUNS ("KERNEL|ARGS" items; their
 # order and rc in NAME.runs, the report pairs them with the launches), the report imported.
 ncu_server() {
   local name=$1 cache=$2 regex=$3 item k; shift 3
-  cmd "$* $NCU --target-processes all --clock-control none --cache-control $cache -k regex:'$regex' --metrics $METRICS -o $name gpubench_server ...; then: $(printf 'gpubench run %s; ' "${RUNS[@]//|/ }")"
+  cmd "$* $NCU --target-processes all --clock-control none --cache-control $cache -k regex:'$regex' --metrics $METRICS -o $name gpubench_server ${SERVER_ARGS:-} ...; then: $(printf 'gpubench run %s; ' "${RUNS[@]//|/ }")"
   start_named "$name" "$@" -- timeout "$(cap 240)" "$NCU" --target-processes all --clock-control none \
       --cache-control "$cache" -k "regex:$regex" --metrics "$METRICS" -o "$R/$name" -f || return
   : > "$R/$name.runs"
@@ -198,7 +200,8 @@ if want server_ncu && [[ -n $NCU ]]; then
   for k in ${L2KEEP_KERNELS//,/ }; do RUNS+=("$k|--size=16Mi --mode=hot --profile_runs=5 --verify=false"); done
   if need 45 ncu_srv16_pad0; then ncu_server ncu_srv16_pad0 none 'AddOnePassKernel|L2ReadFlush'; pack; fi
   if need 45 ncu_srv16_pad34M; then
-    ncu_server ncu_srv16_pad34M none 'AddOnePassKernel|L2ReadFlush' GPUBENCH_PLACEMENT_PAD_BYTES=$PAD_BYTES
+    SERVER_ARGS=--default_placement_pad_bytes=$PAD_BYTES \
+        ncu_server ncu_srv16_pad34M none 'AddOnePassKernel|L2ReadFlush'
     pack
   fi
 elif want server_ncu; then log "server_ncu SKIPPED: no ncu"; fi
@@ -295,9 +298,9 @@ elif want flush_v1; then log "flush_v1 SKIPPED: no v1 server in $OLD or no time"
 if want pad_time && need 40 pad_time; then
   if start_named pad0; then
     p0=$pid; t0=$T
-    if start_named pad34M GPUBENCH_PLACEMENT_PAD_BYTES=$PAD_BYTES; then
+    if SERVER_ARGS=--default_placement_pad_bytes=$PAD_BYTES start_named pad34M; then
       p34=$pid; t34=$T
-      cmd "two servers (default placement; GPUBENCH_PLACEMENT_PAD_BYTES=$PAD_BYTES), rounds 1..${PAD_ROUNDS:-4} alternating which goes first: gpubench run K --size=16Mi --mode=hot --format=json (K in $L2KEEP_KERNELS)"
+      cmd "two servers (default placement; --default_placement_pad_bytes=$PAD_BYTES), rounds 1..${PAD_ROUNDS:-4} alternating which goes first: gpubench run K --size=16Mi --mode=hot --format=json (K in $L2KEEP_KERNELS)"
       for i in $(seq 1 "${PAD_ROUNDS:-4}"); do
         order="pad0 pad34M"; (( i % 2 == 0 )) && order="pad34M pad0"
         for k in ${L2KEEP_KERNELS//,/ }; do
