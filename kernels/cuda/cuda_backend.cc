@@ -53,11 +53,12 @@ using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
 // placement_pad_bytes: the request's measurement.placement_pad_bytes, else the server's
 // --default_placement_pad_bytes) of unused space after it, so that a run's buffers do not sit
 // exactly one buffer size apart. H200, 2026-11-30 (bench/results/2026-11-30-h200-session3.md,
-// -session5.md): 16Mi fp16/bf16 add_*_l2keep hot ran about 2% faster with its three 32 MiB buffers
-// 34 MiB apart than 32 MiB apart; on a standalone probe Nsight Compute counted ~1.7 MB more DRAM
-// writes per launch, same reads, with the buffers exactly 32 MiB apart (L2 set aliasing between
-// the operands). GEMM 4096 moved either way within noise. No pad by default: an application's
-// allocator places buffers back to back, as cudaMalloc does here. Memory admission (RunMemoryOf,
+// -session5.md): 16Mi fp16/bf16 add_*_l2keep hot ran about 2% faster with a 34 MiB pad after each
+// of its three 32 MiB buffers (66 MiB apart) than back to back (32 MiB apart); on a standalone
+// probe Nsight Compute counted 1.3-2.1 MB more DRAM writes per launch with the buffers exactly
+// 32 MiB apart (L2 set aliasing between the operands evicts dirty output lines early). GEMM 4096
+// moved either way within noise. No pad by default: an application's allocator places buffers
+// back to back, as cudaMalloc does here. Memory admission (RunMemoryOf,
 // server/engine/run_memory.h) counts the pad, so a run that does not fit with it is refused
 // before anything is allocated.
 class PlacedBuffer {
