@@ -151,10 +151,9 @@ __global__ void __launch_bounds__(1024) AddGridStrideKernel(const T* __restrict_
 // rule the CPU emulation, cpu::Add*OnePass, reproduces); the launcher picks it only for n that
 // is not a multiple of the packet, so the tail costs nothing where there is none.
 template <typename T, int kUnroll, CachePolicy kPolicy, bool kTail>
-__global__ void __launch_bounds__(1024) AddOnePassKernel(const uint4* __restrict__ a4,
-                                                         const uint4* __restrict__ b4,
-                                                         uint4* __restrict__ c4, int64_t count,
-                                                         int64_t keep_packets) {
+__device__ __forceinline__ void AddOnePass(const uint4* __restrict__ a4,
+                                           const uint4* __restrict__ b4, uint4* __restrict__ c4,
+                                           int64_t count, int64_t keep_packets) {
   constexpr int kVec = 16 / sizeof(T);
   const int64_t nvec = kTail ? count / kVec : count;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
@@ -179,6 +178,33 @@ __global__ void __launch_bounds__(1024) AddOnePassKernel(const uint4* __restrict
     const int64_t t = nvec * kVec + GlobalThreadIndex();
     if (t < count) c[t] = ScalarAdd(a[t], b[t]);
   }
+}
+
+template <typename T, int kUnroll, CachePolicy kPolicy, bool kTail>
+__global__ void __launch_bounds__(1024) AddOnePassKernel(const uint4* __restrict__ a4,
+                                                         const uint4* __restrict__ b4,
+                                                         uint4* __restrict__ c4, int64_t count,
+                                                         int64_t keep_packets) {
+  AddOnePass<T, kUnroll, kPolicy, kTail>(a4, b4, c4, count, keep_packets);
+}
+
+// add_*_l2keep_pdl: the same work, launched with programmatic dependent launch (sm_90). Every
+// block first waits (griddepcontrol.wait) until the previous kernel of the stream has completed
+// and its writes are visible, so no load or store moves ahead of stream order; then it allows the
+// next launch to be scheduled (launch_dependents), which the hardware does once every block of
+// this grid has said so: the next grid's launch and block placement overlap this grid's last
+// wave instead of following its end. Only back-to-back launches gain (hot batches, loops); a
+// launch behind an event or a copy starts as usual.
+template <typename T, int kUnroll, CachePolicy kPolicy, bool kTail>
+__global__ void __launch_bounds__(1024) AddOnePassPdlKernel(const uint4* __restrict__ a4,
+                                                            const uint4* __restrict__ b4,
+                                                            uint4* __restrict__ c4, int64_t count,
+                                                            int64_t keep_packets) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  AddOnePass<T, kUnroll, kPolicy, kTail>(a4, b4, c4, count, keep_packets);
 }
 
 // add_*_l2keep: an eighth of the L2 of each input is loaded evict_last (a quarter for both), the
@@ -214,14 +240,15 @@ int LaunchAdd(void (*kernel)(const T*, const T*, T*, int64_t), const KernelBuffe
 // The one-pass kernels' items per thread is a template argument (the loads must be unrolled into
 // registers): items = 16-byte packets x elements per packet, packets in {1, 2, 4, 8}, the set the
 // catalog's max_items_per_thread and the server's validation allow.
-template <typename T, CachePolicy kPolicy>
+// kPdl: the kernel is AddOnePassPdlKernel, launched with programmatic stream serialization.
+template <typename T, CachePolicy kPolicy, bool kPdl = false>
 int LaunchAddOnePass(const KernelBuffers& b, const LaunchGeometry& g, void* stream,
                  const void** symbol) {
   int64_t keep_packets = 0;
   if constexpr (kPolicy == CachePolicy::kL2Keep) {
     const int64_t l2_bytes = CurrentDeviceL2Bytes();
     if (3 * b.n * static_cast<int64_t>(sizeof(T)) > kL2KeepMaxWorkingSetOverL2 * l2_bytes) {
-      return LaunchAddOnePass<T, CachePolicy::kReadOnly>(b, g, stream, symbol);
+      return LaunchAddOnePass<T, CachePolicy::kReadOnly, kPdl>(b, g, stream, symbol);
     }
     keep_packets = static_cast<int64_t>(kL2KeepFractionPerInput * l2_bytes) / 16;
   }
@@ -230,23 +257,34 @@ int LaunchAddOnePass(const KernelBuffers& b, const LaunchGeometry& g, void* stre
   const auto* a4 = reinterpret_cast<const uint4*>(b.at<const T>(0));
   const auto* b4 = reinterpret_cast<const uint4*>(b.at<const T>(1));
   auto* c4 = reinterpret_cast<uint4*>(b.at<T>(2));
-  const auto launch = [&](auto kernel, auto tail_kernel) {
-    return tail ? LaunchOrReport(tail_kernel, g, stream, symbol, a4, b4, c4, b.n, keep_packets)
-                : LaunchOrReport(kernel, g, stream, symbol, a4, b4, c4, b.n / kVec,
-                                 keep_packets);
+  const auto launch_one = [&](auto kernel, int64_t count) {
+    if constexpr (kPdl) {
+      return LaunchOrReportPdl(kernel, g, stream, symbol, a4, b4, c4, count, keep_packets);
+    } else {
+      return LaunchOrReport(kernel, g, stream, symbol, a4, b4, c4, count, keep_packets);
+    }
   };
+  const auto launch = [&](auto kernel, auto tail_kernel) {
+    return tail ? launch_one(tail_kernel, b.n) : launch_one(kernel, b.n / kVec);
+  };
+#define GPUBENCH_ONE_PASS_CASE(packets)                                                     \
+  case packets:                                                                             \
+    if constexpr (kPdl) {                                                                   \
+      return launch(AddOnePassPdlKernel<T, packets, kPolicy, false>,                        \
+                    AddOnePassPdlKernel<T, packets, kPolicy, true>);                        \
+    } else {                                                                                \
+      return launch(AddOnePassKernel<T, packets, kPolicy, false>,                           \
+                    AddOnePassKernel<T, packets, kPolicy, true>);                           \
+    }
   switch (g.items_per_thread / kVec) {
-    case 1:
-      return launch(AddOnePassKernel<T, 1, kPolicy, false>, AddOnePassKernel<T, 1, kPolicy, true>);
-    case 2:
-      return launch(AddOnePassKernel<T, 2, kPolicy, false>, AddOnePassKernel<T, 2, kPolicy, true>);
-    case 4:
-      return launch(AddOnePassKernel<T, 4, kPolicy, false>, AddOnePassKernel<T, 4, kPolicy, true>);
-    case 8:
-      return launch(AddOnePassKernel<T, 8, kPolicy, false>, AddOnePassKernel<T, 8, kPolicy, true>);
+    GPUBENCH_ONE_PASS_CASE(1)
+    GPUBENCH_ONE_PASS_CASE(2)
+    GPUBENCH_ONE_PASS_CASE(4)
+    GPUBENCH_ONE_PASS_CASE(8)
     default:
       return cudaErrorInvalidValue;
   }
+#undef GPUBENCH_ONE_PASS_CASE
 }
 
 }  // namespace
@@ -290,5 +328,16 @@ GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16L2Keep, half, kL2Keep)
 GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16L2Keep, __nv_bfloat16, kL2Keep)
 
 #undef GPUBENCH_ADD_ONE_PASS_LAUNCHER
+
+#define GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER(name, T, policy)                               \
+  int name(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) { \
+    return LaunchAddOnePass<T, CachePolicy::policy, true>(b, g, s, sym);                 \
+  }
+
+GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER(LaunchAddF32L2KeepPdl, float, kL2Keep)
+GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER(LaunchAddF16L2KeepPdl, half, kL2Keep)
+GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER(LaunchAddBF16L2KeepPdl, __nv_bfloat16, kL2Keep)
+
+#undef GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER
 
 }  // namespace gpubench::cuda

@@ -29,6 +29,29 @@ int LaunchOrReport(void (*kernel)(KernelArgs...), const LaunchGeometry& g, void*
   return cudaGetLastError();
 }
 
+// The same launch with programmatic stream serialization (sm_90's programmatic dependent
+// launch): the kernel may be scheduled before the previous kernel of the stream has finished, so
+// it must wait for it (griddepcontrol.wait) before touching memory; AddOnePassPdlKernel does.
+template <typename... KernelArgs, typename... Args>
+int LaunchOrReportPdl(void (*kernel)(KernelArgs...), const LaunchGeometry& g, void* stream,
+                      const void** symbol, Args... args) {
+  if (symbol != nullptr) {
+    *symbol = reinterpret_cast<const void*>(kernel);
+    return cudaSuccess;
+  }
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned int>(g.grid_size));
+  config.blockDim = dim3(static_cast<unsigned int>(g.block_size));
+  config.dynamicSmemBytes = static_cast<size_t>(g.dynamic_shared_bytes);
+  config.stream = static_cast<cudaStream_t>(stream);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<KernelArgs>(args)...);
+}
+
 }  // namespace gpubench::cuda
 
 #endif  // GPUBENCH_KERNELS_CUDA_LAUNCH_HELPERS_CUH_

@@ -53,6 +53,9 @@ GPUBENCH_CUDA_LAUNCHER(LaunchAddBF16Stream);
 GPUBENCH_CUDA_LAUNCHER(LaunchAddF32L2Keep);
 GPUBENCH_CUDA_LAUNCHER(LaunchAddF16L2Keep);
 GPUBENCH_CUDA_LAUNCHER(LaunchAddBF16L2Keep);
+GPUBENCH_CUDA_LAUNCHER(LaunchAddF32L2KeepPdl);
+GPUBENCH_CUDA_LAUNCHER(LaunchAddF16L2KeepPdl);
+GPUBENCH_CUDA_LAUNCHER(LaunchAddBF16L2KeepPdl);
 GPUBENCH_CUDA_LAUNCHER(LaunchAddF32Bulk);
 GPUBENCH_CUDA_LAUNCHER(LaunchAddF16Bulk);
 GPUBENCH_CUDA_LAUNCHER(LaunchAddBF16Bulk);
@@ -391,6 +394,48 @@ constexpr KernelVariant kVariants[] = {
      .cpu = &cpu::AddBF16OnePass,
      .cuda = GPUBENCH_CUDA(LaunchAddBF16L2Keep),
      .min_compute_capability = 80,  // createpolicy / .L2::cache_hint
+     .l2_evict_last = true},
+    // add_*_l2keep_pdl: add_*_l2keep's work launched with programmatic dependent launch (sm_90):
+    // each block waits for the previous kernel of the stream to complete before any memory access
+    // (stream order kept), then lets the next launch be scheduled, so back-to-back launches
+    // overlap one grid's launch and block placement with the previous grid's last wave. Why: at
+    // 16Mi hot the l2keep kernel moves its ~85 MB of DRAM traffic per launch at only ~3.5 TB/s
+    // (H200, 2026-11-30, bench/results/2026-11-30-h200-session5.md, ncu single pass), against
+    // 4.4 TB/s at 256Mi: a 24 us launch spends a fixed part of it starting and draining.
+    // Cold samples (one launch behind an event) and single launches gain nothing.
+    {.name = "add_f32_l2keep_pdl",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
+     .default_policy = kOnePassF32,
+     .description = "add_f32_l2keep launched with programmatic dependent launch: back-to-back "
+                    "launches overlap the next grid's start with the previous grid's end",
+     .provenance = "gpubench tuned (L2 policy: keep part of the inputs; PDL)",
+     .cpu = &cpu::AddF32OnePass,
+     .cuda = GPUBENCH_CUDA(LaunchAddF32L2KeepPdl),
+     .min_compute_capability = 90,  // griddepcontrol (programmatic dependent launch)
+     .l2_evict_last = true},
+    {.name = "add_f16_l2keep_pdl",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
+     .default_policy = kOnePass16,
+     .description = "add_f16_l2keep launched with programmatic dependent launch: back-to-back "
+                    "launches overlap the next grid's start with the previous grid's end",
+     .provenance = "gpubench tuned (L2 policy: keep part of the inputs; PDL)",
+     .cpu = &cpu::AddF16OnePass,
+     .cuda = GPUBENCH_CUDA(LaunchAddF16L2KeepPdl),
+     .min_compute_capability = 90,  // griddepcontrol (programmatic dependent launch)
+     .l2_evict_last = true},
+    {.name = "add_bf16_l2keep_pdl",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
+     .default_policy = kOnePass16,
+     .description = "add_bf16_l2keep launched with programmatic dependent launch: back-to-back "
+                    "launches overlap the next grid's start with the previous grid's end",
+     .provenance = "gpubench tuned (L2 policy: keep part of the inputs; PDL)",
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16OnePass,
+     .cuda = GPUBENCH_CUDA(LaunchAddBF16L2KeepPdl),
+     .min_compute_capability = 90,  // griddepcontrol (programmatic dependent launch)
      .l2_evict_last = true},
     {.name = "add_f16_gridstride",
      .family = &kElementwiseAdd,
