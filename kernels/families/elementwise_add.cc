@@ -402,7 +402,11 @@ constexpr KernelVariant kVariants[] = {
     // 16Mi hot the l2keep kernel moves its ~85 MB of DRAM traffic per launch at only ~3.5 TB/s
     // (H200, 2026-11-30, bench/results/2026-11-30-h200-session5.md, ncu single pass), against
     // 4.4 TB/s at 256Mi: a 24 us launch spends a fixed part of it starting and draining.
-    // Cold samples (one launch behind an event) and single launches gain nothing.
+    // Cold samples (one launch behind an event) and single launches gain nothing. Measured, H200,
+    // 2026-11-30 (session 5, call 6; 4 alternating rounds): 16Mi hot fp16 23.00 us (4.377 TB/s)
+    // vs 24.76 us for add_f16_l2keep, bf16 22.98 vs 24.73; 1Mi hot fp16 1.47 vs 2.73 us, fp32
+    // 2.01 vs 3.29; 16Mi cold 24.51 vs 24.51 (fp16), 46.46 vs 46.43 (fp32); 256Mi hot 366.0 vs
+    // 367.1 us (fp16, both on the read-only policy there).
     {.name = "add_f32_l2keep_pdl",
      .family = &kElementwiseAdd,
      .dtype = DType::kF32,

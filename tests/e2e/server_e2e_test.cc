@@ -62,12 +62,14 @@ TEST_F(E2ETest, ListKernels) {
       EXPECT_GT(k.bytes_per_element(), 0) << k.name();
     }
   }
-  // 23 + the L2-policy variants of issue #19 + latency + 6 gemm + 8 copies (issue #17)
-  EXPECT_EQ(names.size(), 46u);
+  // 23 + the L2-policy variants of issue #19 (3 of them with PDL) + latency + 6 gemm + 8 copies
+  // (issue #17)
+  EXPECT_EQ(names.size(), 49u);
   EXPECT_TRUE(names.count("gemm_f8e4m3"));
   EXPECT_TRUE(names.count("copy_h2d_pinned") && names.count("copy_peer_sm_pull"));
   EXPECT_TRUE(names.count("add_f16x8_pack"));
   EXPECT_TRUE(names.count("add_bf16_l2keep"));
+  EXPECT_TRUE(names.count("add_bf16_l2keep_pdl"));
   for (const auto& k : r.kernels()) {
     if (k.name() == "add_bf16_bulk") {
       EXPECT_EQ(k.min_compute_capability(), 90);
