@@ -207,6 +207,16 @@ __global__ void __launch_bounds__(1024) AddOnePassPdlKernel(const uint4* __restr
   AddOnePass<T, kUnroll, kPolicy, kTail>(a4, b4, c4, count, keep_packets);
 }
 
+// The one-pass kernel a launch runs: the PDL form under kPdl, else the plain one.
+template <typename T, int kUnroll, CachePolicy kPolicy, bool kTail, bool kPdl>
+auto OnePassKernel() {
+  if constexpr (kPdl) {
+    return AddOnePassPdlKernel<T, kUnroll, kPolicy, kTail>;
+  } else {
+    return AddOnePassKernel<T, kUnroll, kPolicy, kTail>;
+  }
+}
+
 // add_*_l2keep: an eighth of the L2 of each input is loaded evict_last (a quarter for both), the
 // rest evict_first, while the working set (a, b, c) is at most kL2KeepMaxWorkingSetOverL2 x the
 // L2; beyond that the hints only cost (H200, 2026-11-30, bench/l2_probe: 256Mi fp16 hot 399 us
@@ -241,7 +251,7 @@ int LaunchAdd(void (*kernel)(const T*, const T*, T*, int64_t), const KernelBuffe
 // registers): items = 16-byte packets x elements per packet, packets in {1, 2, 4, 8}, the set the
 // catalog's max_items_per_thread and the server's validation allow.
 // kPdl: the kernel is AddOnePassPdlKernel, launched with programmatic stream serialization.
-template <typename T, CachePolicy kPolicy, bool kPdl = false>
+template <typename T, CachePolicy kPolicy, bool kPdl>
 int LaunchAddOnePass(const KernelBuffers& b, const LaunchGeometry& g, void* stream,
                  const void** symbol) {
   int64_t keep_packets = 0;
@@ -257,34 +267,28 @@ int LaunchAddOnePass(const KernelBuffers& b, const LaunchGeometry& g, void* stre
   const auto* a4 = reinterpret_cast<const uint4*>(b.at<const T>(0));
   const auto* b4 = reinterpret_cast<const uint4*>(b.at<const T>(1));
   auto* c4 = reinterpret_cast<uint4*>(b.at<T>(2));
-  const auto launch_one = [&](auto kernel, int64_t count) {
-    if constexpr (kPdl) {
-      return LaunchOrReportPdl(kernel, g, stream, symbol, a4, b4, c4, count, keep_packets);
-    } else {
-      return LaunchOrReport(kernel, g, stream, symbol, a4, b4, c4, count, keep_packets);
-    }
-  };
   const auto launch = [&](auto kernel, auto tail_kernel) {
-    return tail ? launch_one(tail_kernel, b.n) : launch_one(kernel, b.n / kVec);
+    return tail ? LaunchOrReport<kPdl>(tail_kernel, g, stream, symbol, a4, b4, c4, b.n,
+                                       keep_packets)
+                : LaunchOrReport<kPdl>(kernel, g, stream, symbol, a4, b4, c4, b.n / kVec,
+                                       keep_packets);
   };
-#define GPUBENCH_ONE_PASS_CASE(packets)                                                     \
-  case packets:                                                                             \
-    if constexpr (kPdl) {                                                                   \
-      return launch(AddOnePassPdlKernel<T, packets, kPolicy, false>,                        \
-                    AddOnePassPdlKernel<T, packets, kPolicy, true>);                        \
-    } else {                                                                                \
-      return launch(AddOnePassKernel<T, packets, kPolicy, false>,                           \
-                    AddOnePassKernel<T, packets, kPolicy, true>);                           \
-    }
   switch (g.items_per_thread / kVec) {
-    GPUBENCH_ONE_PASS_CASE(1)
-    GPUBENCH_ONE_PASS_CASE(2)
-    GPUBENCH_ONE_PASS_CASE(4)
-    GPUBENCH_ONE_PASS_CASE(8)
+    case 1:
+      return launch(OnePassKernel<T, 1, kPolicy, false, kPdl>(),
+                    OnePassKernel<T, 1, kPolicy, true, kPdl>());
+    case 2:
+      return launch(OnePassKernel<T, 2, kPolicy, false, kPdl>(),
+                    OnePassKernel<T, 2, kPolicy, true, kPdl>());
+    case 4:
+      return launch(OnePassKernel<T, 4, kPolicy, false, kPdl>(),
+                    OnePassKernel<T, 4, kPolicy, true, kPdl>());
+    case 8:
+      return launch(OnePassKernel<T, 8, kPolicy, false, kPdl>(),
+                    OnePassKernel<T, 8, kPolicy, true, kPdl>());
     default:
       return cudaErrorInvalidValue;
   }
-#undef GPUBENCH_ONE_PASS_CASE
 }
 
 }  // namespace
@@ -312,32 +316,24 @@ GPUBENCH_ADD_LAUNCHER(LaunchAddBF16GridStride, __nv_bfloat16,
 
 #undef GPUBENCH_ADD_LAUNCHER
 
-#define GPUBENCH_ADD_ONE_PASS_LAUNCHER(name, T, policy)                                   \
+#define GPUBENCH_ADD_ONE_PASS_LAUNCHER(name, T, policy, pdl)                              \
   int name(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) { \
-    return LaunchAddOnePass<T, CachePolicy::policy>(b, g, s, sym);                       \
+    return LaunchAddOnePass<T, CachePolicy::policy, pdl>(b, g, s, sym);                  \
   }
 
-GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32Tuned, float, kReadOnly)
-GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16Tuned, half, kReadOnly)
-GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16Tuned, __nv_bfloat16, kReadOnly)
-GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32Stream, float, kStreaming)
-GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16Stream, half, kStreaming)
-GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16Stream, __nv_bfloat16, kStreaming)
-GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32L2Keep, float, kL2Keep)
-GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16L2Keep, half, kL2Keep)
-GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16L2Keep, __nv_bfloat16, kL2Keep)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32Tuned, float, kReadOnly, false)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16Tuned, half, kReadOnly, false)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16Tuned, __nv_bfloat16, kReadOnly, false)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32Stream, float, kStreaming, false)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16Stream, half, kStreaming, false)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16Stream, __nv_bfloat16, kStreaming, false)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32L2Keep, float, kL2Keep, false)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16L2Keep, half, kL2Keep, false)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16L2Keep, __nv_bfloat16, kL2Keep, false)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF32L2KeepPdl, float, kL2Keep, true)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddF16L2KeepPdl, half, kL2Keep, true)
+GPUBENCH_ADD_ONE_PASS_LAUNCHER(LaunchAddBF16L2KeepPdl, __nv_bfloat16, kL2Keep, true)
 
 #undef GPUBENCH_ADD_ONE_PASS_LAUNCHER
-
-#define GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER(name, T, policy)                               \
-  int name(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) { \
-    return LaunchAddOnePass<T, CachePolicy::policy, true>(b, g, s, sym);                 \
-  }
-
-GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER(LaunchAddF32L2KeepPdl, float, kL2Keep)
-GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER(LaunchAddF16L2KeepPdl, half, kL2Keep)
-GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER(LaunchAddBF16L2KeepPdl, __nv_bfloat16, kL2Keep)
-
-#undef GPUBENCH_ADD_ONE_PASS_PDL_LAUNCHER
 
 }  // namespace gpubench::cuda

@@ -338,8 +338,7 @@ absl::Status CheckMemoryNow(const RunSpec& spec, const Backend& backend, const D
   // cap) must fail now, not after gigabytes of inputs were made for it.
   RETURN_IF_ERROR(backend.CheckLaunchSize(*spec.kernel, spec.shape));
   const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
-  const int64_t pad = PlacementPadOn(backend.kind(), spec.measurement.placement_pad_bytes);
-  return CheckRunMemoryFits(RunMemoryOf(*spec.kernel, spec.shape, spec.verify, pad), device,
+  return CheckRunMemoryFits(RunMemoryOf(spec, backend.kind()), device,
                             DeviceIsHost(backend.kind()), host.available_bytes(), host.Describe());
 }
 

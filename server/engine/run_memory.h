@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "kernels/backend.h"
 #include "kernels/catalog.h"
+#include "server/engine/run_spec.h"
 
 namespace gpubench {
 
@@ -27,6 +28,13 @@ RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool v
 // all of it on CUDA, none on the CPU backend (which ignores the pad).
 inline int64_t PlacementPadOn(BackendKind kind, int64_t placement_pad_bytes) {
   return kind == BackendKind::kCpu ? 0 : placement_pad_bytes;
+}
+
+// What `spec` allocates on a backend of `kind`, the placement pad as that backend applies it (the
+// admission at resolve and the one at run start both count it this way).
+inline RunMemory RunMemoryOf(const RunSpec& spec, BackendKind kind) {
+  return RunMemoryOf(*spec.kernel, spec.shape, spec.verify,
+                     PlacementPadOn(kind, spec.measurement.placement_pad_bytes));
 }
 
 // OK when a run needing `need` fits: host bytes (plus device bytes where the device is the host)
