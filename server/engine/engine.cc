@@ -82,9 +82,13 @@ void DeviceWorker::Remove(Job* job) {
     }
   }
   if (removed) {
-    removed->callbacks.on_done(absl::Now() >= job->deadline()
-                                   ? absl::DeadlineExceededError("deadline passed while queued")
-                                   : absl::CancelledError("run cancelled while queued"));
+    const absl::Status status = absl::Now() >= job->deadline()
+                                    ? absl::DeadlineExceededError("deadline passed while queued")
+                                    : absl::CancelledError("run cancelled while queued");
+    // Logged and counted (gpubench_runs_total) as Execute counts a run it finds expired or
+    // cancelled when it takes it: which of the two sees the run first is a race.
+    Report(*removed, status, absl::ZeroDuration());
+    removed->callbacks.on_done(status);
     PublishDepth();
   }
 }

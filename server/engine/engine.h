@@ -25,8 +25,8 @@
 
 namespace gpubench {
 
-// Consumers of results and queue events (metrics, logs). Called on worker threads; must be
-// thread-safe and must not block.
+// Consumers of results and queue events (metrics, logs). Called on worker threads (and on the
+// thread that cancels a queued run); must be thread-safe and must not block.
 class RunObserver {
  public:
   virtual ~RunObserver() = default;

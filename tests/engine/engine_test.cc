@@ -83,6 +83,47 @@ TEST_F(EngineTest, CancelWhileQueuedAnswersAtOnce) {
   EXPECT_TRUE(running.future.get().ok());
 }
 
+// A run that leaves the queue (cancelled, or its deadline passed while another held the worker)
+// reaches the observers (metrics: gpubench_runs_total by outcome) with its status, as a run the
+// worker finds expired when it takes it does: which of the two sees it first is a race.
+TEST_F(EngineTest, RunsLeavingTheQueueReachTheObservers) {
+  Make(4);
+  class Codes final : public RunObserver {
+   public:
+    void OnRunFinished(const RunSpec&, const absl::StatusOr<RunResult>& result,
+                       absl::Duration) override {
+      std::lock_guard<std::mutex> lock(mu);
+      codes.push_back(result.status().code());
+    }
+    void OnQueueDepth(int, int) override {}
+    std::mutex mu;
+    std::vector<absl::StatusCode> codes;
+  } codes;
+  engine_->AddObserver(&codes);
+  Waiter running, cancelled, expired;
+  ASSERT_TRUE(engine_->Submit(Spec(), absl::InfiniteFuture(), running.Callbacks(), nullptr).ok());
+  while (!running.started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto job = engine_->Submit(Spec(), absl::InfiniteFuture(), cancelled.Callbacks(), nullptr);
+  ASSERT_TRUE(job.ok());
+  (*job)->Cancel();
+  // The RPC layer cancels a job when the client's deadline passes: here, after it passed.
+  auto late = engine_->Submit(Spec(), absl::Now() + absl::Milliseconds(20), expired.Callbacks(),
+                              nullptr);
+  ASSERT_TRUE(late.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  (*late)->Cancel();
+  ASSERT_EQ(expired.future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(expired.future.get().status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(cancelled.future.get().status().code(), absl::StatusCode::kCancelled);
+  {
+    std::lock_guard<std::mutex> lock(codes.mu);
+    EXPECT_EQ(codes.codes, (std::vector<absl::StatusCode>{absl::StatusCode::kCancelled,
+                                                           absl::StatusCode::kDeadlineExceeded}));
+  }
+  release_ = true;
+  EXPECT_TRUE(running.future.get().ok());
+}
+
 TEST_F(EngineTest, CancelWhileRunningStopsAtSampleBoundary) {
   Make(4);
   release_ = true;
