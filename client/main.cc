@@ -96,7 +96,9 @@ ABSL_FLAG(std::string, timer, "auto",
           "around the batch hot) | cupti (CUPTI activity records, the kernels' own device "
           "timestamps, cold and hot; an error where it cannot record; tracing can slow "
           "large-grid kernels) | events "
-          "(CUDA events only). The CPU backend times with its steady clock (auto, events).");
+          "(CUDA events only) | gpu_time (each kernel's gpu__time_duration counter, Nsight "
+          "Compute's Duration: every launch alone under CUPTI's range profiler, slower, no "
+          "throttle check). The CPU backend times with its steady clock (auto, events).");
 ABSL_FLAG(std::optional<double>, throttle_threshold, std::nullopt,
           "Discard a sample whose SM clock was below this FRACTION of the default clock: 0.75 "
           "(the server's default when unset) = nvbench's --throttle-threshold 75 (percent there); "
@@ -356,8 +358,10 @@ bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
   if (timer == "auto") m->set_timer(v1::TIMER_AUTO);
   else if (timer == "cupti") m->set_timer(v1::TIMER_CUPTI);
   else if (timer == "events") m->set_timer(v1::TIMER_EVENTS);
+  else if (timer == "gpu_time") m->set_timer(v1::TIMER_GPU_TIME);
   else {
-    std::cerr << "gpubench: --timer must be auto, cupti or events (got '" << timer << "')\n";
+    std::cerr << "gpubench: --timer must be auto, cupti, events or gpu_time (got '" << timer
+              << "')\n";
     return false;
   }
   if (const std::optional<double> threshold = absl::GetFlag(FLAGS_throttle_threshold);

@@ -49,6 +49,7 @@ Json StringSummary(const std::string& tag, const std::string& name, const std::s
 std::string ClockWords(const v1::RunResult& r) {
   const std::string& timer = r.measurement().timer();
   if (timer == "cupti_activity") return "(measured from CUPTI activity records)";
+  if (timer == "gpu_time_duration") return "(measured by the gpu__time_duration counter)";
   if (timer == "cuda_event" || (timer.empty() && r.backend() == "cuda")) {
     return "(measured with CUDA events)";
   }

@@ -12,8 +12,8 @@ class DescribeAmendingBackend final : public Backend {
       : inner_(std::move(inner)), amend_(std::move(amend)) {}
   BackendKind kind() const override { return inner_->kind(); }
   std::string SampleMethod(bool cold, int hot_batch_size,
-                           bool kernel_durations) const override {
-    return inner_->SampleMethod(cold, hot_batch_size, kernel_durations);
+                           std::optional<KernelDurationSource> durations) const override {
+    return inner_->SampleMethod(cold, hot_batch_size, durations);
   }
   int device_count() const override { return inner_->device_count(); }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {

@@ -148,6 +148,10 @@ struct AchievedCounters {
 
 // One prepared run on one device: buffers allocated and filled. Not thread-safe: a session is
 // used by its device's worker thread only. Destruction frees every buffer.
+
+// Where a session's kernel durations come from (Session::StartKernelDurations).
+enum class KernelDurationSource { kActivityRecords, kTimeCounter };
+
 class Session {
  public:
   virtual ~Session() = default;
@@ -176,20 +180,25 @@ class Session {
     return flush_caches ? ColdSample() : HotSample(1);
   }
 
-  // Kernel durations (optional): device timestamps of the GPU operations that each sample's timed
-  // launches issue (CUDA: CUPTI activity records), instead of the launches timed between events.
+  // Kernel durations (optional), instead of the launches timed between events: the device's own
+  // times of the GPU operations that each sample's timed launches issue. From `source`:
+  //   kActivityRecords: CUPTI activity records, first start to last end (kernels, copies);
+  //   kTimeCounter: the hardware counter gpu__time_duration of each kernel, summed (what Nsight
+  //     Compute reports as Duration). Under it every sample's launches run without the blocking
+  //     kernel, each kernel serialized by the profiler; the events' times then include the
+  //     profiler's overhead and there is no SM clock reading (CurrentClockHz is nullopt).
   // StartKernelDurations begins recording for the samples that follow, FAILED_PRECONDITION saying
   // why where the backend cannot (no CUPTI, another tool holding it, the CPU backend);
   // StopKernelDurations ends it (call it before ProfileCounters: the two cannot share CUPTI).
-  virtual absl::Status StartKernelDurations() {
+  virtual absl::Status StartKernelDurations(KernelDurationSource /*source*/) {
     return absl::FailedPreconditionError("this backend records no kernel durations");
   }
   virtual void StopKernelDurations() {}
 
-  // Of the last sample while recording: seconds from the earliest start to the latest end of the
-  // GPU operations its timed launches issued (gaps between several kernels included, the launch
-  // latency before the first excluded); for a hot sample, of the whole batch. nullopt when not
-  // recording or when no complete record came back.
+  // Of the last sample while recording: seconds of the GPU operations its timed launches issued
+  // (activity records: first start to last end, gaps included, the launch latency before the
+  // first excluded; the counter: the kernels' durations summed); for a hot sample, of the whole
+  // batch. nullopt when not recording or when nothing was recorded for the sample.
   virtual std::optional<double> LastKernelDurationSeconds() { return std::nullopt; }
 
   // Named range around a run for timeline tools (NVTX on CUDA; nothing elsewhere). Nested pairs.
@@ -219,11 +228,11 @@ class Backend {
   absl::string_view name() const { return BackendKindName(kind()); }
 
   // How one sample is timed, in words, for a result's method text: `cold` (one launch after a
-  // cache flush) or hot (`hot_batch_size` back-to-back launches); `kernel_durations` when the
-  // samples are the session's kernel durations (Session::StartKernelDurations) rather than the
-  // backend's own clock.
+  // cache flush) or hot (`hot_batch_size` back-to-back launches); `durations` when the samples are
+  // the session's kernel durations (Session::StartKernelDurations) rather than the backend's own
+  // clock.
   virtual std::string SampleMethod(bool cold, int hot_batch_size,
-                                   bool kernel_durations) const = 0;
+                                   std::optional<KernelDurationSource> durations) const = 0;
 
   // Number of devices this backend drives. Thread-safe.
   virtual int device_count() const = 0;

@@ -189,7 +189,8 @@ class CpuBackend final : public Backend {
   }
 
   BackendKind kind() const override { return BackendKind::kCpu; }
-  std::string SampleMethod(bool cold, int hot_batch_size, bool) const override {
+  std::string SampleMethod(bool cold, int hot_batch_size,
+                           std::optional<KernelDurationSource>) const override {
     return cold ? "cold: caches flushed by writing 2x the last-level cache, one launch timed with "
                   "a steady clock per sample"
                 : absl::StrFormat("hot: %d back-to-back launches timed with a steady clock per "

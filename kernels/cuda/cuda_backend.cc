@@ -244,6 +244,11 @@ class CudaSession final : public Session {
 
   absl::StatusOr<double> ColdSample() override {
     RETURN_IF_ERROR(FlushL2());
+    if (time_profiler_ != nullptr) {
+      // The flush completes before the profiled window: only the timed launch is a range.
+      CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+      return TimeProfiled(1);
+    }
     // The flush runs before the blocking kernel (nvbench's order). Queued behind it instead, right
     // before the timed launch, it made no difference: H200, 2026-11-30, two servers ABBA, six
     // add kernels at 1Mi/16Mi/256Mi, adjacent/before = 0.995-1.022 with the same spread in both
@@ -252,6 +257,7 @@ class CudaSession final : public Session {
   }
 
   absl::StatusOr<double> HotSample(int batch) override {
+    if (time_profiler_ != nullptr) return TimeProfiled(batch);
     return variant_.family->blocking_kernel ? TimeLaunches(batch) : TimeUnblocked(batch);
   }
 
@@ -263,14 +269,19 @@ class CudaSession final : public Session {
   // Measured by the blocking kernel of the last sample while it held the stream.
   std::optional<double> CurrentClockHz() override { return last_clock_hz_; }
 
-  absl::Status StartKernelDurations() override {
-    if (recorder_ != nullptr) return absl::OkStatus();
-    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // the recorder traces the current context
-    ASSIGN_OR_RETURN(recorder_, cuda::ActivityRecorder::Start());
+  absl::Status StartKernelDurations(KernelDurationSource source) override {
+    if (recorder_ != nullptr || time_profiler_ != nullptr) StopKernelDurations();
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // CUPTI works on the current context
+    if (source == KernelDurationSource::kTimeCounter) {
+      ASSIGN_OR_RETURN(time_profiler_, cuda::KernelTimeProfiler::Start(device_));
+    } else {
+      ASSIGN_OR_RETURN(recorder_, cuda::ActivityRecorder::Start());
+    }
     return absl::OkStatus();
   }
   void StopKernelDurations() override {
     recorder_.reset();
+    time_profiler_.reset();
     last_duration_seconds_.reset();
   }
   std::optional<double> LastKernelDurationSeconds() override { return last_duration_seconds_; }
@@ -543,6 +554,28 @@ class CudaSession final : public Session {
     return ms * 1e-3;
   }
 
+  // Times `count` launches under the gpu__time_duration profiler (no blocking kernel: the
+  // profiler waits for every kernel as it is launched). Returns the events' seconds around them;
+  // the kernels' summed durations become LastKernelDurationSeconds.
+  absl::StatusOr<double> TimeProfiled(int count) {
+    last_clock_hz_.reset();
+    last_duration_seconds_.reset();
+    absl::Status launched = absl::OkStatus();
+    absl::StatusOr<cuda::KernelTimeProfiler::Durations> durations =
+        time_profiler_->Measure([&]() -> int {
+          if (cudaError_t e = cudaEventRecord(start_, stream_); e != cudaSuccess) return e;
+          for (int i = 0; i < count && launched.ok(); ++i) launched = Launch();
+          return cudaEventRecord(stop_, stream_);
+        });
+    RETURN_IF_ERROR(launched);
+    if (!durations.ok()) return durations.status();
+    CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    if (durations->kernels > 0) last_duration_seconds_ = durations->seconds;
+    float ms = 0;
+    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
+  }
+
   const int device_;
   const KernelVariant& variant_;
   const LaunchGeometry geometry_;
@@ -555,6 +588,7 @@ class CudaSession final : public Session {
   cuda::BlockingState* device_state_ = nullptr;    // device view of the same memory
   std::optional<double> last_clock_hz_;
   std::unique_ptr<cuda::ActivityRecorder> recorder_;  // while kernel durations are recorded
+  std::unique_ptr<cuda::KernelTimeProfiler> time_profiler_;  // while the time counter is read
   uint64_t region_ = 0;                                // of the last sample's timed launches
   std::optional<double> last_duration_seconds_;
   std::vector<std::unique_ptr<PlacedBuffer>> memory_;  // one per buffer of the family
@@ -572,11 +606,21 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(int devices) : devices_(devices) {}
 
   BackendKind kind() const override { return BackendKind::kCuda; }
-  std::string SampleMethod(bool cold, int hot_batch_size, bool kernel_durations) const override {
+  std::string SampleMethod(bool cold, int hot_batch_size,
+                           std::optional<KernelDurationSource> durations) const override {
+    if (durations == KernelDurationSource::kTimeCounter) {
+      return cold ? "cold: L2 flushed, then one launch alone (no blocking kernel, serialized by "
+                    "the profiler), timed by the kernels' gpu__time_duration counter (Nsight "
+                    "Compute's Duration) per sample"
+                  : "hot: one launch alone after the previous ones (no blocking kernel, "
+                    "serialized by the profiler), timed by the kernels' gpu__time_duration "
+                    "counter (Nsight Compute's Duration) per sample";
+    }
     const char* timer =
-        kernel_durations ? "timed by CUPTI activity records (first GPU operation's start to the "
-                           "last one's end; CUDA events kept as a cross-check)"
-                         : "timed with CUDA events";
+        durations == KernelDurationSource::kActivityRecords
+            ? "timed by CUPTI activity records (first GPU operation's start to the last one's "
+              "end; CUDA events kept as a cross-check)"
+            : "timed with CUDA events";
     return cold ? absl::StrCat("cold: L2 flushed, stream held by a blocking kernel, one launch ",
                                timer, " per sample")
                 : absl::StrFormat("hot: %d back-to-back launches behind a blocking kernel %s per "

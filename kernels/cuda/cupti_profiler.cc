@@ -10,8 +10,10 @@
 
 #include <mutex>
 #include <shared_mutex>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cupti_library.h"
 
@@ -87,12 +89,18 @@ const Cupti& LoadCupti() {
 
 constexpr const char* kMetrics[] = {"sm__warps_active.avg.pct_of_peak_sustained_active",
                                     "dram__throughput.avg.pct_of_peak_sustained_elapsed"};
+// A kernel's duration on the GPU in nanoseconds, the figure Nsight Compute reports as Duration.
+constexpr const char* kTimeMetric = "gpu__time_duration.sum";
+// Kernels one measured launch may run (library launches such as CUB's run one or two).
+constexpr size_t kMaxKernelsPerMeasure = 16;
 
-// Runs the profiling sequence; returns an empty string on success or the failing step.
-class Pass {
+// One range-profiler session on a device's context: configured once for `metrics` (Open), then
+// any number of collections (Collect), each an auto range per kernel the launch function enqueues.
+// Every method returns an empty string on success or the failing step.
+class RangeSession {
  public:
-  explicit Pass(const Cupti& c) : c_(c) {}
-  ~Pass() {
+  explicit RangeSession(const Cupti& c) : c_(c) {}
+  ~RangeSession() {
     if (host_ != nullptr) {
       auto p = CuptiParams<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
       p.pHostObject = host_;
@@ -108,6 +116,8 @@ class Pass {
       c_.cuptiProfilerDeInitialize(&p);
     }
   }
+  RangeSession(const RangeSession&) = delete;
+  RangeSession& operator=(const RangeSession&) = delete;
 
   std::string Fail(const char* step, CUptiResult r) {
     const char* text = "unknown";
@@ -127,8 +137,13 @@ class Pass {
     return absl::StrCat(step, " failed: ", text, hint);
   }
 
-  std::string Run(int device, const std::function<int()>& launch, CounterValues* out) {
-    std::vector<const char*> metrics(std::begin(kMetrics), std::end(kMetrics));
+  // Enables the range profiler on `device`'s context for `metrics` (which must outlive the
+  // session), with room for `max_ranges` kernels per collection.
+  std::string Open(int device, std::vector<const char*> metrics, size_t max_ranges,
+                   CUpti_ProfilerReplayMode replay) {
+    metrics_ = std::move(metrics);
+    max_ranges_ = max_ranges;
+    replay_ = replay;
     if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
       return "cannot make the device's context current";
     }
@@ -162,8 +177,8 @@ class Pass {
     host_ = host.pHostObject;
     auto add = CuptiParams<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     add.pHostObject = host_;
-    add.ppMetricNames = metrics.data();
-    add.numMetrics = metrics.size();
+    add.ppMetricNames = metrics_.data();
+    add.numMetrics = metrics_.size();
     if (CUptiResult r = c_.cuptiProfilerHostConfigAddMetrics(&add); r != CUPTI_SUCCESS) {
       return Fail("cuptiProfilerHostConfigAddMetrics", r);
     }
@@ -172,43 +187,50 @@ class Pass {
     if (CUptiResult r = c_.cuptiProfilerHostGetConfigImageSize(&size); r != CUPTI_SUCCESS) {
       return Fail("cuptiProfilerHostGetConfigImageSize", r);
     }
-    std::vector<uint8_t> config(size.configImageSize);
+    config_.assign(size.configImageSize, 0);
     auto image = CuptiParams<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     image.pHostObject = host_;
-    image.pConfigImage = config.data();
-    image.configImageSize = config.size();
+    image.pConfigImage = config_.data();
+    image.configImageSize = config_.size();
     if (CUptiResult r = c_.cuptiProfilerHostGetConfigImage(&image); r != CUPTI_SUCCESS) {
       return Fail("cuptiProfilerHostGetConfigImage", r);
     }
-
-    constexpr size_t kRanges = 4;
     auto data_size = CuptiParams<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     data_size.pRangeProfilerObject = object_;
-    data_size.pMetricNames = metrics.data();
-    data_size.numMetrics = metrics.size();
-    data_size.maxNumOfRanges = kRanges;
-    data_size.maxNumRangeTreeNodes = kRanges;
+    data_size.pMetricNames = metrics_.data();
+    data_size.numMetrics = metrics_.size();
+    data_size.maxNumOfRanges = max_ranges_;
+    data_size.maxNumRangeTreeNodes = max_ranges_;
     if (CUptiResult r = c_.cuptiRangeProfilerGetCounterDataSize(&data_size); r != CUPTI_SUCCESS) {
       return Fail("cuptiRangeProfilerGetCounterDataSize", r);
     }
-    std::vector<uint8_t> counter_data(data_size.counterDataSize);
+    counter_data_.assign(data_size.counterDataSize, 0);
+    return "";
+  }
+
+  // Runs `launch` under the profiler, one auto range per kernel it enqueues (at most max_ranges),
+  // waits for the device, and fills (*values)[range][metric] for every range profiled.
+  std::string Collect(const std::function<int()>& launch,
+                      std::vector<std::vector<double>>* values) {
+    // A fresh counter-data image and configuration for every collection: each holds only its
+    // own ranges.
     auto init_data = CuptiParams<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     init_data.pRangeProfilerObject = object_;
-    init_data.pCounterData = counter_data.data();
-    init_data.counterDataSize = counter_data.size();
+    init_data.pCounterData = counter_data_.data();
+    init_data.counterDataSize = counter_data_.size();
     if (CUptiResult r = c_.cuptiRangeProfilerCounterDataImageInitialize(&init_data);
         r != CUPTI_SUCCESS) {
       return Fail("cuptiRangeProfilerCounterDataImageInitialize", r);
     }
     auto set = CuptiParams<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     set.pRangeProfilerObject = object_;
-    set.configSize = config.size();
-    set.pConfig = config.data();
-    set.counterDataImageSize = counter_data.size();
-    set.pCounterDataImage = counter_data.data();
+    set.configSize = config_.size();
+    set.pConfig = config_.data();
+    set.counterDataImageSize = counter_data_.size();
+    set.pCounterDataImage = counter_data_.data();
     set.range = CUPTI_AutoRange;
-    set.replayMode = CUPTI_KernelReplay;  // CUPTI saves and restores memory between passes
-    set.maxRangesPerPass = kRanges;
+    set.replayMode = replay_;
+    set.maxRangesPerPass = max_ranges_;
     set.numNestingLevels = 1;
     set.minNestingLevel = 1;
     set.passIndex = 0;
@@ -238,31 +260,35 @@ class Pass {
       return Fail("cuptiRangeProfilerDecodeData", r);
     }
     auto info = CuptiParams<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
-    info.pCounterDataImage = counter_data.data();
-    info.counterDataImageSize = counter_data.size();
+    info.pCounterDataImage = counter_data_.data();
+    info.counterDataImageSize = counter_data_.size();
     if (CUptiResult r = c_.cuptiRangeProfilerGetCounterDataInfo(&info); r != CUPTI_SUCCESS) {
       return Fail("cuptiRangeProfilerGetCounterDataInfo", r);
     }
-    if (info.numTotalRanges == 0) return "no kernel range was profiled";
-    std::vector<double> values(metrics.size());
-    auto eval = CuptiParams<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-    eval.pHostObject = host_;
-    eval.pCounterDataImage = counter_data.data();
-    eval.counterDataImageSize = counter_data.size();
-    eval.ppMetricNames = metrics.data();
-    eval.numMetrics = metrics.size();
-    eval.rangeIndex = 0;
-    eval.pMetricValues = values.data();
-    if (CUptiResult r = c_.cuptiProfilerHostEvaluateToGpuValues(&eval); r != CUPTI_SUCCESS) {
-      return Fail("cuptiProfilerHostEvaluateToGpuValues", r);
+    values->assign(info.numTotalRanges, std::vector<double>(metrics_.size()));
+    for (size_t range = 0; range < info.numTotalRanges; ++range) {
+      auto eval = CuptiParams<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+      eval.pHostObject = host_;
+      eval.pCounterDataImage = counter_data_.data();
+      eval.counterDataImageSize = counter_data_.size();
+      eval.ppMetricNames = metrics_.data();
+      eval.numMetrics = metrics_.size();
+      eval.rangeIndex = range;
+      eval.pMetricValues = (*values)[range].data();
+      if (CUptiResult r = c_.cuptiProfilerHostEvaluateToGpuValues(&eval); r != CUPTI_SUCCESS) {
+        return Fail("cuptiProfilerHostEvaluateToGpuValues", r);
+      }
     }
-    out->warps_active_pct = values[0];
-    out->dram_throughput_pct = values[1];
     return "";
   }
 
  private:
   const Cupti& c_;
+  std::vector<const char*> metrics_;
+  size_t max_ranges_ = 0;
+  CUpti_ProfilerReplayMode replay_ = CUPTI_KernelReplay;
+  std::vector<uint8_t> config_;
+  std::vector<uint8_t> counter_data_;
   bool initialized_ = false;
   CUpti_RangeProfiler_Object* object_ = nullptr;
   CUpti_Profiler_Host_Object* host_ = nullptr;
@@ -279,13 +305,56 @@ CounterValues ProfileKernel(int device, const std::function<int()>& launch) {
     out.unavailable_reason = cupti.load_error;
     return out;
   }
-  Pass pass(cupti);
-  out.unavailable_reason = pass.Run(device, launch, &out);
-  if (!out.unavailable_reason.empty()) {
-    out.warps_active_pct.reset();
-    out.dram_throughput_pct.reset();
+  RangeSession session(cupti);
+  // Kernel replay: CUPTI saves and restores memory between the passes the two metrics need.
+  out.unavailable_reason = session.Open(device, {std::begin(kMetrics), std::end(kMetrics)},
+                                        /*max_ranges=*/4, CUPTI_KernelReplay);
+  std::vector<std::vector<double>> values;
+  if (out.unavailable_reason.empty()) out.unavailable_reason = session.Collect(launch, &values);
+  if (out.unavailable_reason.empty() && values.empty()) {
+    out.unavailable_reason = "no kernel range was profiled";
+  }
+  if (out.unavailable_reason.empty()) {
+    out.warps_active_pct = values[0][0];  // the first kernel's
+    out.dram_throughput_pct = values[0][1];
   }
   return out;
+}
+
+struct KernelTimeProfiler::Impl {
+  explicit Impl(const Cupti& c) : session(c) {}
+  std::unique_lock<std::shared_mutex> gate;
+  RangeSession session;
+};
+
+absl::StatusOr<std::unique_ptr<KernelTimeProfiler>> KernelTimeProfiler::Start(int device) {
+  const Cupti& cupti = LoadCupti();
+  if (!cupti.load_error.empty()) return absl::FailedPreconditionError(cupti.load_error);
+  auto impl = std::make_unique<Impl>(cupti);
+  // Exclusive, as a counter pass: activity records of other runs would see the profiler's work.
+  impl->gate = std::unique_lock<std::shared_mutex>(CuptiGate());
+  // One pass suffices for the one metric: nothing is replayed, so the launch runs once, as is.
+  if (std::string e = impl->session.Open(device, {kTimeMetric}, kMaxKernelsPerMeasure,
+                                         CUPTI_KernelReplay);
+      !e.empty()) {
+    return absl::FailedPreconditionError(e);
+  }
+  return std::unique_ptr<KernelTimeProfiler>(new KernelTimeProfiler(std::move(impl)));
+}
+
+KernelTimeProfiler::KernelTimeProfiler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KernelTimeProfiler::~KernelTimeProfiler() = default;
+
+absl::StatusOr<KernelTimeProfiler::Durations> KernelTimeProfiler::Measure(
+    const std::function<int()>& launch) {
+  std::vector<std::vector<double>> values;
+  if (std::string e = impl_->session.Collect(launch, &values); !e.empty()) {
+    return absl::UnavailableError(absl::StrCat("the gpu__time_duration counter: ", e));
+  }
+  Durations d;
+  for (const std::vector<double>& range : values) d.seconds += range[0] * 1e-9;  // ns
+  d.kernels = static_cast<int>(values.size());
+  return d;
 }
 
 }  // namespace gpubench::cuda

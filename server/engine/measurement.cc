@@ -47,7 +47,10 @@ absl::Status RunProfileLaunches(Session& session, const RunSpec& spec, int runs,
   ScopedRange range(session, "profile launches");
   // Profile launches are timed by the backend's own clock (CUDA events), never by CUPTI: under
   // ncu / nsys CUPTI is the profiler's.
-  if (result->timer == SampleTimer::kCuptiActivity) result->timer = SampleTimer::kCudaEvent;
+  if (result->timer == SampleTimer::kCuptiActivity ||
+      result->timer == SampleTimer::kGpuTimeDuration) {
+    result->timer = SampleTimer::kCudaEvent;
+  }
   const auto wall_start = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i) {
     if (cancelled()) return absl::CancelledError("run cancelled during profile launches");
@@ -82,9 +85,9 @@ SamplingStopper MakeStopper(const MeasurementOptions& m) {
           .max_noise = m.max_noise, .min_time_seconds = m.min_time_seconds}));
 }
 
-// Kernel durations for every sample of this run where the timer choice is cupti, on a backend that
-// is not the host's. Starts the session's recording and sets result->timer; a recorder that
-// cannot start is an error.
+// Kernel durations for every sample of this run where the timer choice is cupti (activity records)
+// or gpu_time (the duration counter), on a backend that is not the host's. Starts the session's
+// recording and sets result->timer; a recorder that cannot start is an error.
 absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
                                           RunResult* result) {
   const TimerChoice choice = spec.measurement.timer;
@@ -92,14 +95,25 @@ absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
   // CUPTI's kernel tracing slowed the seed add_f32 (one element a thread, 2^28 threads) by 6% at
   // 256Mi and 2% at 16Mi, and put the other kernels 1.1 us under Nsight Compute's duration, while
   // events stayed within 0.2% of ncu at 256Mi. Kernel durations are for who asks (cupti).
-  if (result->timer == SampleTimer::kCpuClock || choice != TimerChoice::kCupti) return false;
-  absl::Status started = session.StartKernelDurations();
+  if (result->timer == SampleTimer::kCpuClock) return false;
+  if (choice != TimerChoice::kCupti && choice != TimerChoice::kGpuTime) return false;
+  const bool counter = choice == TimerChoice::kGpuTime;
+  absl::Status started = session.StartKernelDurations(
+      counter ? KernelDurationSource::kTimeCounter : KernelDurationSource::kActivityRecords);
   if (!started.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "measurement.timer = cupti, but kernel durations cannot be recorded: ", started.message(),
+        "measurement.timer = ", TimerChoiceName(choice), ", but kernel durations cannot be ",
+        counter ? "read from the gpu__time_duration counter: " : "recorded: ", started.message(),
         " (timer auto or events times with CUDA events)"));
   }
-  result->timer = SampleTimer::kCuptiActivity;
+  result->timer = counter ? SampleTimer::kGpuTimeDuration : SampleTimer::kCuptiActivity;
+  if (counter) {
+    // Without the blocking kernel no SM clock is read: say that throttling went unchecked.
+    result->notes.push_back(
+        "timer gpu_time: each launch ran alone under CUPTI's range profiler (no blocking kernel), "
+        "so no SM clock was read and throttled samples were not detected; the samples are the "
+        "kernels' gpu__time_duration counter, Nsight Compute's Duration");
+  }
   return true;
 }
 
@@ -165,8 +179,13 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
       const std::optional<double> kernel_seconds = session.LastKernelDurationSeconds();
       if (!kernel_seconds.has_value()) {
         return absl::UnavailableError(absl::StrCat(
-            "measurement.timer = cupti: CUPTI returned no complete activity record for sample ",
-            stopper.taken() + 1, " (timer auto or events times with CUDA events)"));
+            result->timer == SampleTimer::kGpuTimeDuration
+                ? absl::StrCat("measurement.timer = gpu_time: the profiler measured no kernel in "
+                               "sample ", stopper.taken() + 1, " (",
+                               spec.kernel->name, "'s launch may run none, e.g. a memcpy)")
+                : absl::StrCat("measurement.timer = cupti: CUPTI returned no complete activity "
+                               "record for sample ", stopper.taken() + 1),
+            " (timer auto or events times with CUDA events)"));
       }
       device_seconds = *kernel_seconds;
     }
@@ -190,7 +209,9 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
     } else {
       throttled_in_a_row = 0;
       samples->push_back(seconds);
-      if (durations) event_samples.push_back(event_seconds);
+      if (durations && result->timer == SampleTimer::kCuptiActivity) {
+        event_samples.push_back(event_seconds);
+      }
       stopper.AddKept(seconds, device_seconds);
     }
     RETURN_IF_ERROR(PaceToDuty(m, timed_seconds, wall_start, cancelled));
@@ -309,6 +330,8 @@ RunResult StartResult(const Backend& backend, const RunSpec& spec, const DeviceI
 // the blocking kernel timed out: the sampling loop then falls back to profile mode).
 absl::StatusOr<int> HotBatchSize(Session& session, const RunSpec& spec) {
   if (spec.cache_mode != CacheMode::kHot) return 1;
+  // gpu_time: the profiler serializes every launch, so a batch gains nothing over one launch.
+  if (spec.measurement.timer == TimerChoice::kGpuTime) return 1;
   absl::StatusOr<double> one = session.HotSample(1);
   if (one.ok()) {
     return static_cast<int>(std::clamp(std::ceil(kHotBatchTargetSeconds / std::max(*one, 1e-9)),

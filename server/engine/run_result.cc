@@ -14,8 +14,13 @@ std::string MethodOf(const Backend& backend, const RunResult& result) {
         "profile mode (%s): each launch timed alone%s, no blocking kernel, no stopping rule",
         CacheModeName(result.spec.cache_mode), cold ? " after a cache flush" : "");
   }
-  return backend.SampleMethod(cold, result.hot_batch_size,
-                              result.timer == SampleTimer::kCuptiActivity);
+  std::optional<KernelDurationSource> durations;
+  if (result.timer == SampleTimer::kCuptiActivity) {
+    durations = KernelDurationSource::kActivityRecords;
+  } else if (result.timer == SampleTimer::kGpuTimeDuration) {
+    durations = KernelDurationSource::kTimeCounter;
+  }
+  return backend.SampleMethod(cold, result.hot_batch_size, durations);
 }
 
 }  // namespace

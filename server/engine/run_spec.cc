@@ -12,6 +12,8 @@ const char* TimerChoiceName(TimerChoice choice) {
       return "cupti";
     case TimerChoice::kEvents:
       return "events";
+    case TimerChoice::kGpuTime:
+      return "gpu_time";
   }
   return "unknown";
 }
@@ -24,6 +26,8 @@ const char* SampleTimerName(SampleTimer timer) {
       return "cuda_event";
     case SampleTimer::kCpuClock:
       return "cpu_clock";
+    case SampleTimer::kGpuTimeDuration:
+      return "gpu_time_duration";
   }
   return "unknown";
 }

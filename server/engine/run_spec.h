@@ -20,13 +20,16 @@ const char* CacheModeName(CacheMode mode);  // "cold" / "hot"
 // Which clock times the samples (MeasurementOptions.timer). kAuto (the default) and kEvents: CUDA
 // events (auto: CUPTI tracing perturbed large-grid kernels on the H200, see measurement.cc);
 // kCupti: kernel durations from CUPTI activity records for cold and hot samples, with the events'
-// median kept beside them, an error where CUPTI cannot start. The CPU backend times with its
-// steady clock (auto and events; cupti is refused).
-enum class TimerChoice { kAuto, kCupti, kEvents };
-const char* TimerChoiceName(TimerChoice choice);  // "auto" / "cupti" / "events"
+// median kept beside them, an error where CUPTI cannot start; kGpuTime: each kernel's hardware
+// counter gpu__time_duration (Nsight Compute's Duration) through CUPTI's range profiler, every
+// launch alone (no blocking kernel, hot batches of one). The CPU backend times with its steady
+// clock (auto and events; cupti and gpu_time are refused).
+enum class TimerChoice { kAuto, kCupti, kEvents, kGpuTime };
+const char* TimerChoiceName(TimerChoice choice);  // "auto" / "cupti" / "events" / "gpu_time"
 
-// The clock that produced a result's samples: "cupti_activity", "cuda_event", "cpu_clock".
-enum class SampleTimer { kCuptiActivity, kCudaEvent, kCpuClock };
+// The clock that produced a result's samples: "cupti_activity", "cuda_event", "cpu_clock",
+// "gpu_time_duration".
+enum class SampleTimer { kCuptiActivity, kCudaEvent, kCpuClock, kGpuTimeDuration };
 const char* SampleTimerName(SampleTimer timer);
 
 // Samples whose SM clock was below this fraction of the default clock are discarded (nvbench's

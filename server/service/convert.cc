@@ -32,6 +32,8 @@ TimerChoice TimerFromProto(v1::Timer timer) {
       return TimerChoice::kCupti;
     case v1::TIMER_EVENTS:
       return TimerChoice::kEvents;
+    case v1::TIMER_GPU_TIME:
+      return TimerChoice::kGpuTime;
     default:  // TIMER_AUTO, and values this server does not know
       return TimerChoice::kAuto;
   }
@@ -43,6 +45,8 @@ v1::Timer TimerToProto(TimerChoice timer) {
       return v1::TIMER_CUPTI;
     case TimerChoice::kEvents:
       return v1::TIMER_EVENTS;
+    case TimerChoice::kGpuTime:
+      return v1::TIMER_GPU_TIME;
     case TimerChoice::kAuto:
       break;
   }

@@ -38,6 +38,7 @@ struct FakeScript {
   // the duration of sample i per launch (nullopt: no record came back for it).
   std::function<std::optional<double>(int sample)> kernel_seconds{};
   std::atomic<int>* kernel_duration_starts = nullptr;  // counts StartKernelDurations calls
+  std::optional<KernelDurationSource>* kernel_duration_source = nullptr;  // the last one asked for
   std::vector<int64_t>* opened_placement_pads = nullptr;  // HostData's pad, at every Open
   int64_t free_memory_bytes = int64_t{1} << 30;
   int devices = 1;
@@ -64,9 +65,10 @@ class FakeSession final : public Session {
     last_batch_ = batch;
     return Next() * batch;
   }
-  absl::Status StartKernelDurations() override {
-    if (!script_.kernel_seconds) return Session::StartKernelDurations();
+  absl::Status StartKernelDurations(KernelDurationSource source) override {
+    if (!script_.kernel_seconds) return Session::StartKernelDurations(source);
     if (script_.kernel_duration_starts != nullptr) ++*script_.kernel_duration_starts;
+    if (script_.kernel_duration_source != nullptr) *script_.kernel_duration_source = source;
     recording_ = true;
     return absl::OkStatus();
   }
@@ -127,9 +129,11 @@ class FakeBackend final : public Backend {
   // Separate device memory and no counter profiler, as on a GPU; its own timing words.
   BackendKind kind() const override { return BackendKind::kCuda; }
   std::string SampleMethod(bool cold, int /*hot_batch_size*/,
-                           bool kernel_durations) const override {
+                           std::optional<KernelDurationSource> durations) const override {
     return absl::StrCat(cold ? "fake cold sample" : "fake hot sample",
-                        kernel_durations ? " (kernel durations)" : "");
+                        durations == KernelDurationSource::kActivityRecords ? " (kernel durations)"
+                        : durations == KernelDurationSource::kTimeCounter   ? " (time counter)"
+                                                                            : "");
   }
   int device_count() const override { return script_.devices; }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {

@@ -55,7 +55,7 @@ TEST(FinishRunResultTest, MethodTextComesFromTheBackend) {
   auto cpu = MakeCpuBackend({.devices = 1, .threads_per_device = 1});
   RunResult cold = Measured("add_f32", CacheMode::kCold);
   FinishRunResult(*cpu, {}, &cold);
-  EXPECT_EQ(cold.method, cpu->SampleMethod(/*cold=*/true, 1, /*kernel_durations=*/false));
+  EXPECT_EQ(cold.method, cpu->SampleMethod(/*cold=*/true, 1, /*durations=*/std::nullopt));
   EXPECT_THAT(cold.method, HasSubstr("steady clock"));
 
   RunResult hot = Measured("add_f32", CacheMode::kHot);

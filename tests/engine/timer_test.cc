@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "absl/strings/str_cat.h"
 #include "engine/fake_backend.h"
 #include "kernels/cpu_backend.h"
 #include "server/engine/measurement.h"
@@ -25,6 +26,7 @@ class TimerTest : public ::testing::Test {
     backend_->script().seconds = [](int) { return 10e-6; };
     backend_->script().kernel_seconds = [](int) { return std::optional<double>(9e-6); };
     backend_->script().kernel_duration_starts = &starts_;
+    backend_->script().kernel_duration_source = &source_;
   }
   RunSpec Spec(TimerChoice timer, CacheMode mode = CacheMode::kCold) {
     RunRequest r;
@@ -46,6 +48,7 @@ class TimerTest : public ::testing::Test {
   std::unique_ptr<testing::FakeBackend> backend_ =
       std::make_unique<testing::FakeBackend>(testing::FakeScript{});
   std::atomic<int> starts_{0};
+  std::optional<KernelDurationSource> source_;
   ParallelPool pool_{2};
 };
 
@@ -139,6 +142,49 @@ TEST_F(TimerTest, CuptiFailsWhenARecordIsMissing) {
   EXPECT_THAT(r.status().message(), HasSubstr("sample 4"));
 }
 
+// gpu_time: the session's time counter for every sample, hot samples one launch each (the profiler
+// serializes launches), no event median (the events then include the profiler's work), and a note
+// that the throttle check had no clock.
+TEST_F(TimerTest, GpuTimeTimesEverySampleByTheCounterOneLaunchAtATime) {
+  for (CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
+    source_.reset();
+    absl::StatusOr<RunResult> r = Measure(Spec(TimerChoice::kGpuTime, mode));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(source_, KernelDurationSource::kTimeCounter);
+    EXPECT_EQ(r->timer, SampleTimer::kGpuTimeDuration);
+    EXPECT_STREQ(SampleTimerName(r->timer), "gpu_time_duration");
+    EXPECT_EQ(r->hot_batch_size, 1);
+    EXPECT_DOUBLE_EQ(r->stats.median_seconds, 9e-6);
+    EXPECT_FALSE(r->event_median_seconds.has_value());
+    EXPECT_THAT(r->method, HasSubstr("(time counter)"));
+    ASSERT_EQ(r->notes.size(), 1u);
+    EXPECT_THAT(r->notes[0], HasSubstr("throttled samples were not detected"));
+  }
+  EXPECT_EQ(starts_.load(), 2);
+  source_.reset();
+  ASSERT_TRUE(Measure(Spec(TimerChoice::kCupti)).ok());
+  EXPECT_EQ(source_, KernelDurationSource::kActivityRecords);
+}
+
+TEST_F(TimerTest, GpuTimeWithoutTheCounterIsAFailedPrecondition) {
+  backend_->script().kernel_seconds = nullptr;
+  absl::StatusOr<RunResult> r = Measure(Spec(TimerChoice::kGpuTime));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("timer = gpu_time"));
+  EXPECT_THAT(r.status().message(), HasSubstr("gpu__time_duration"));
+}
+
+TEST_F(TimerTest, GpuTimeFailsWhenASampleRanNoKernel) {
+  backend_->script().kernel_seconds = [](int i) {
+    return i == 2 ? std::nullopt : std::optional<double>(9e-6);
+  };
+  absl::StatusOr<RunResult> r = Measure(Spec(TimerChoice::kGpuTime));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(), HasSubstr("measured no kernel in sample 3"));
+}
+
 TEST_F(TimerTest, DurationsLongerThanTheEventsAreFlagged) {
   backend_->script().kernel_seconds = [](int) { return std::optional<double>(12e-6); };
   absl::StatusOr<RunResult> r = Measure(Spec(TimerChoice::kCupti));
@@ -193,10 +239,14 @@ TEST_F(TimerTest, CuptiWithProfileRunsIsRefusedAtResolve) {
   r.kernel = "add_f32";
   r.elements = 4096;
   r.measurement.profile_runs = 3;
-  r.measurement.timer = TimerChoice::kCupti;
-  absl::StatusOr<RunSpec> spec = ResolveRunRequest(r, *backend_, ServerLimits());
-  ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  for (TimerChoice timer : {TimerChoice::kCupti, TimerChoice::kGpuTime}) {
+    r.measurement.timer = timer;
+    absl::StatusOr<RunSpec> spec = ResolveRunRequest(r, *backend_, ServerLimits());
+    ASSERT_FALSE(spec.ok());
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(spec.status().message(),
+                HasSubstr(absl::StrCat("timer = ", TimerChoiceName(timer), " with profile_runs")));
+  }
   r.measurement.timer = TimerChoice::kAuto;
   EXPECT_TRUE(ResolveRunRequest(r, *backend_, ServerLimits()).ok());
 }
@@ -225,17 +275,21 @@ TEST(TimerOnCpu, AutoAndEventsAreTheSteadyClockAndCuptiIsRefused) {
       EXPECT_TRUE(r->notes.empty());
     }
   }
-  req.measurement.timer = TimerChoice::kCupti;
-  absl::StatusOr<RunSpec> spec = ResolveRunRequest(req, *backend, ServerLimits());
-  ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(spec.status().message(), HasSubstr("CPU backend has no CUPTI"));
+  for (TimerChoice timer : {TimerChoice::kCupti, TimerChoice::kGpuTime}) {
+    req.measurement.timer = timer;
+    absl::StatusOr<RunSpec> spec = ResolveRunRequest(req, *backend, ServerLimits());
+    ASSERT_FALSE(spec.ok());
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(spec.status().message(), HasSubstr("CPU backend has no CUPTI"));
+  }
 }
 
 TEST(TimerNames, ChoicesAndTimers) {
   EXPECT_STREQ(TimerChoiceName(TimerChoice::kAuto), "auto");
   EXPECT_STREQ(TimerChoiceName(TimerChoice::kCupti), "cupti");
   EXPECT_STREQ(TimerChoiceName(TimerChoice::kEvents), "events");
+  EXPECT_STREQ(TimerChoiceName(TimerChoice::kGpuTime), "gpu_time");
+  EXPECT_STREQ(SampleTimerName(SampleTimer::kGpuTimeDuration), "gpu_time_duration");
   EXPECT_STREQ(SampleTimerName(SampleTimer::kCudaEvent), "cuda_event");
 }
 

@@ -3,11 +3,13 @@
 // microseconds of them (the events add only the launch behind the blocking kernel); runs report
 // which timer produced their samples, and the counter pass still works after a recording run.
 #include <gmock/gmock.h>
+#include <iostream>
 #include <gtest/gtest.h>
 
 #include "kernels/reference.h"
 #include "common/status_macros.h"
 #include "gpu/cuda_test.h"
+#include "server/engine/run_result.h"
 
 namespace gpubench {
 namespace {
@@ -31,7 +33,7 @@ TEST_F(TimerGpuTest, ColdSpanIsPositiveAndWithinAFewMicrosecondsUnderTheEvents) 
   ASSERT_TRUE(session.ok()) << session.status();
   Session& s = **session;
   ASSERT_TRUE(s.Warmup(3).ok());
-  absl::Status started = s.StartKernelDurations();
+  absl::Status started = s.StartKernelDurations(KernelDurationSource::kActivityRecords);
   ASSERT_TRUE(started.ok()) << "CUPTI activity did not start: " << started;
   for (int i = 0; i < 20; ++i) {
     absl::StatusOr<double> events = s.ColdSample();
@@ -76,6 +78,91 @@ TEST_F(TimerGpuTest, RunsSayWhichTimerTimedThem) {
   ASSERT_TRUE(hot_cupti.ok()) << hot_cupti.status();
   EXPECT_EQ(hot_cupti->timer, SampleTimer::kCuptiActivity);
   EXPECT_LE(hot_cupti->stats.median_seconds, *hot_cupti->event_median_seconds + 0.5e-6);
+}
+
+// The gpu__time_duration counter (timer gpu_time): each sample is the kernel's own duration, inside
+// the events around the same launch (which, under the profiler, also hold its overhead), cold and
+// hot; nothing once stopped.
+TEST_F(TimerGpuTest, TimeCounterIsPositiveAndInsideTheEvents) {
+  absl::StatusOr<std::unique_ptr<Session>> session = Open("add_f32", int64_t{16} << 20);
+  ASSERT_TRUE(session.ok()) << session.status();
+  Session& s = **session;
+  ASSERT_TRUE(s.Warmup(3).ok());
+  absl::Status started = s.StartKernelDurations(KernelDurationSource::kTimeCounter);
+  ASSERT_TRUE(started.ok()) << "the range profiler did not start: " << started;
+  for (int i = 0; i < 20; ++i) {
+    const bool cold = i % 2 == 0;
+    absl::StatusOr<double> events = cold ? s.ColdSample() : s.HotSample(1);
+    ASSERT_TRUE(events.ok()) << events.status();
+    std::optional<double> duration = s.LastKernelDurationSeconds();
+    ASSERT_TRUE(duration.has_value()) << "no counter value for sample " << i;
+    EXPECT_GT(*duration, 10e-6) << i;  // a 16Mi f32 add moves 192 MiB: tens of us
+    EXPECT_LT(*duration, 1e-3) << i;
+    EXPECT_LE(*duration, *events + 0.5e-6) << "events " << *events << " s, counter " << *duration;
+    EXPECT_FALSE(s.CurrentClockHz().has_value());  // no blocking kernel, no clock
+  }
+  s.StopKernelDurations();
+  ASSERT_TRUE(s.ColdSample().ok());
+  EXPECT_FALSE(s.LastKernelDurationSeconds().has_value());
+}
+
+// Runs under gpu_time: the counter's median sits under the event-timed one of the same kernel (the
+// events add the launch behind the blocking kernel) by a few microseconds at most; hot samples are
+// one launch; a library launch (CUB) is measured; the counter pass works afterwards.
+TEST_F(TimerGpuTest, GpuTimeRunsAgreeWithTheEventsLessTheLaunch) {
+  RunRequest r = Quick("add_f32x4", int64_t{16} << 20);
+  r.measurement.min_samples = 50;  // medians steady to well under the ~1.4 us compared
+  r.measurement.timer = TimerChoice::kEvents;
+  absl::StatusOr<RunResult> events = Run(r);
+  ASSERT_TRUE(events.ok()) << events.status();
+  r.measurement.timer = TimerChoice::kGpuTime;
+  absl::StatusOr<RunResult> counter = Run(r);
+  ASSERT_TRUE(counter.ok()) << counter.status();
+  FinishRunResult(*backend_, RunFinish{}, &*counter);  // the method text
+  EXPECT_EQ(counter->timer, SampleTimer::kGpuTimeDuration);
+  EXPECT_THAT(counter->method, HasSubstr("gpu__time_duration"));
+  EXPECT_LT(counter->stats.median_seconds, events->stats.median_seconds);
+  EXPECT_LT(events->stats.median_seconds - counter->stats.median_seconds, 5e-6)
+      << "events " << events->stats.median_seconds << " s, counter "
+      << counter->stats.median_seconds << " s";
+
+  r.cache_mode = CacheMode::kHot;
+  absl::StatusOr<RunResult> hot = Run(r);
+  ASSERT_TRUE(hot.ok()) << hot.status();
+  EXPECT_EQ(hot->timer, SampleTimer::kGpuTimeDuration);
+  EXPECT_EQ(hot->hot_batch_size, 1);
+  EXPECT_GT(hot->stats.median_seconds, 1e-6);
+
+  RunRequest cub = Quick("cub_add_f32", int64_t{16} << 20);
+  cub.measurement.timer = TimerChoice::kGpuTime;
+  cub.profile = true;  // and the counter pass after it
+  absl::StatusOr<RunResult> library = Run(cub);
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ(library->timer, SampleTimer::kGpuTimeDuration);
+  EXPECT_GT(library->stats.median_seconds, 1e-6);
+  if (!library->counters.achieved_occupancy.has_value()) {
+    EXPECT_THAT(library->counters.unavailable_reason,
+                ::testing::Not(HasSubstr("profiling conflict")));
+  }
+}
+
+// A launch that runs no kernel (cudaMemcpyAsync device to device) has no counter value: the run
+// says so (UNAVAILABLE) rather than mixing clocks; where the driver copies with a kernel, it is
+// measured like one.
+TEST_F(TimerGpuTest, GpuTimeOfACopyIsMeasuredOrRefusedWithTheReason) {
+  RunRequest r = Quick("copy_d2d", int64_t{16} << 20);
+  r.measurement.timer = TimerChoice::kGpuTime;
+  absl::StatusOr<RunResult> result = Run(r);
+  if (result.ok()) {
+    EXPECT_EQ(result->timer, SampleTimer::kGpuTimeDuration);
+    EXPECT_GT(result->stats.median_seconds, 1e-6);
+    std::cout << "copy_d2d under gpu_time: measured, median " << result->stats.median_seconds
+              << " s\n";
+  } else {
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable) << result.status();
+    EXPECT_THAT(result.status().message(), HasSubstr("measured no kernel"));
+    std::cout << "copy_d2d under gpu_time: " << result.status() << "\n";
+  }
 }
 
 // Library launches (CUB), copies (a memcpy record, not a kernel) and several kernels per launch

@@ -241,6 +241,8 @@ TEST_F(ConvertTest, TimerChoiceAndTheTimerThatTimedTheSamples) {
   EXPECT_EQ(FromProto(request).measurement.timer, TimerChoice::kCupti);
   request.mutable_measurement()->set_timer(v1::TIMER_EVENTS);
   EXPECT_EQ(FromProto(request).measurement.timer, TimerChoice::kEvents);
+  request.mutable_measurement()->set_timer(v1::TIMER_GPU_TIME);
+  EXPECT_EQ(FromProto(request).measurement.timer, TimerChoice::kGpuTime);
 
   RunResult r = AResult(engine_, /*keep_samples=*/false);
   r.spec.measurement.timer = TimerChoice::kEvents;
@@ -257,6 +259,15 @@ TEST_F(ConvertTest, TimerChoiceAndTheTimerThatTimedTheSamples) {
   EXPECT_EQ(p.request().timer(), v1::TIMER_AUTO);
   EXPECT_EQ(p.measurement().timer(), "cupti_activity");
   EXPECT_DOUBLE_EQ(p.measurement().event_median_seconds(), 3e-6);
+
+  r.spec.measurement.timer = TimerChoice::kGpuTime;
+  r.timer = SampleTimer::kGpuTimeDuration;
+  r.event_median_seconds.reset();
+  p.Clear();
+  ToProto(r, &p);
+  EXPECT_EQ(p.request().timer(), v1::TIMER_GPU_TIME);
+  EXPECT_EQ(p.measurement().timer(), "gpu_time_duration");
+  EXPECT_FALSE(p.measurement().has_event_median_seconds());
 }
 
 TEST_F(ConvertTest, ThrottleThresholdResolvedAndLowClockSamples) {
