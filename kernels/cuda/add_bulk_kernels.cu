@@ -24,11 +24,22 @@
 namespace gpubench::cuda {
 namespace {
 
-template <typename T>
+// kPdl (add_*_bulk_pdl): launched with programmatic dependent launch, like add_*_l2keep_pdl
+// (add_kernels.cu): every block first waits until the previous kernel of the stream has completed
+// and its writes are visible (no load or store moves ahead of stream order), then lets the next
+// launch be scheduled, so back-to-back launches overlap the next grid's launch and block
+// placement with this grid's last wave.
+template <typename T, bool kPdl>
 __global__ void __launch_bounds__(1024) AddBulkKernel(const T* __restrict__ a,
                                                       const T* __restrict__ b,
                                                       T* __restrict__ c, int64_t n,
                                                       int items_per_thread) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (kPdl) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  }
+#endif
   constexpr int kVec = 16 / sizeof(T);
   const int tile = static_cast<int>(blockDim.x) * items_per_thread;  // elements
   const int64_t offset = static_cast<int64_t>(blockIdx.x) * tile;
@@ -75,10 +86,10 @@ __global__ void __launch_bounds__(1024) AddBulkKernel(const T* __restrict__ a,
   if (tail < count) c[offset + tail] = ScalarAdd(a[offset + tail], b[offset + tail]);
 }
 
-template <typename T>
+template <typename T, bool kPdl>
 int LaunchAddBulk(const KernelBuffers& buffers, const LaunchGeometry& g, void* stream,
                   const void** symbol) {
-  auto kernel = &AddBulkKernel<T>;
+  auto kernel = &AddBulkKernel<T, kPdl>;
   // Above 48 KiB a kernel's dynamic shared memory must be opted into, per function.
   constexpr int kDefaultDynamicSharedLimit = 48 * 1024;
   if (g.dynamic_shared_bytes > kDefaultDynamicSharedLimit) {
@@ -96,21 +107,23 @@ int LaunchAddBulk(const KernelBuffers& buffers, const LaunchGeometry& g, void* s
       return cudaErrorInvalidValue;
     }
   }
-  return LaunchOrReport(kernel, g, stream, symbol, buffers.at<const T>(0),
+  return LaunchOrReport<kPdl>(kernel, g, stream, symbol, buffers.at<const T>(0),
                         buffers.at<const T>(1), buffers.at<T>(2),
                         buffers.n, g.items_per_thread);
 }
 
 }  // namespace
 
-int LaunchAddF32Bulk(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAddBulk<float>(b, g, s, sym);
-}
-int LaunchAddF16Bulk(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAddBulk<half>(b, g, s, sym);
-}
-int LaunchAddBF16Bulk(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) {
-  return LaunchAddBulk<__nv_bfloat16>(b, g, s, sym);
-}
+#define GPUBENCH_ADD_BULK_LAUNCHER(name, T, pdl)                                            \
+  int name(const KernelBuffers& b, const LaunchGeometry& g, void* s, const void** sym) { \
+    return LaunchAddBulk<T, pdl>(b, g, s, sym);                                          \
+  }
+GPUBENCH_ADD_BULK_LAUNCHER(LaunchAddF32Bulk, float, false)
+GPUBENCH_ADD_BULK_LAUNCHER(LaunchAddF16Bulk, half, false)
+GPUBENCH_ADD_BULK_LAUNCHER(LaunchAddBF16Bulk, __nv_bfloat16, false)
+GPUBENCH_ADD_BULK_LAUNCHER(LaunchAddF32BulkPdl, float, true)
+GPUBENCH_ADD_BULK_LAUNCHER(LaunchAddF16BulkPdl, half, true)
+GPUBENCH_ADD_BULK_LAUNCHER(LaunchAddBF16BulkPdl, __nv_bfloat16, true)
+#undef GPUBENCH_ADD_BULK_LAUNCHER
 
 }  // namespace gpubench::cuda

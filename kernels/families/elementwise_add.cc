@@ -59,6 +59,9 @@ GPUBENCH_CUDA_LAUNCHER(LaunchAddBF16L2KeepPdl);
 GPUBENCH_CUDA_LAUNCHER(LaunchAddF32Bulk);
 GPUBENCH_CUDA_LAUNCHER(LaunchAddF16Bulk);
 GPUBENCH_CUDA_LAUNCHER(LaunchAddBF16Bulk);
+GPUBENCH_CUDA_LAUNCHER(LaunchAddF32BulkPdl);
+GPUBENCH_CUDA_LAUNCHER(LaunchAddF16BulkPdl);
+GPUBENCH_CUDA_LAUNCHER(LaunchAddBF16BulkPdl);
 GPUBENCH_CUDA_LAUNCHER(LaunchCubAddF32);
 GPUBENCH_CUDA_LAUNCHER(LaunchCubAddF16);
 GPUBENCH_CUDA_LAUNCHER(LaunchCubAddBF16);
@@ -306,6 +309,43 @@ constexpr KernelVariant kVariants[] = {
      .rtol = kBf16Ulp,
      .cpu = &cpu::AddBF16Bulk,
      .cuda = GPUBENCH_CUDA(LaunchAddBF16Bulk),
+     .min_compute_capability = 90},
+    // add_*_bulk_pdl: add_*_bulk launched with programmatic dependent launch (as add_*_l2keep_pdl
+    // below): each block waits for the previous kernel of the stream to complete before its bulk
+    // copies, then lets the next launch be scheduled. Why: at 256Mi hot cub_add_f32 (whose sm_90
+    // DeviceTransform launches with PDL) took 728.2-728.3 us (4.423 TB/s) against add_f32_bulk's
+    // 730.4-730.8 us (4.409 TB/s), the only 256Mi row CUB led, in all 3 rounds of session 6's
+    // goal call (H200, 2026-11-30, bench/results/2026-11-30-h200-session6.md).
+    {.name = "add_f32_bulk_pdl",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
+     .default_policy = BulkPolicy<4>(),
+     .description = "add_f32_bulk launched with programmatic dependent launch: back-to-back "
+                    "launches overlap the next grid's start with the previous grid's end",
+     .provenance = "gpubench tuned (Hopper bulk copy; PDL)",
+     .cpu = &cpu::AddF32Bulk,
+     .cuda = GPUBENCH_CUDA(LaunchAddF32BulkPdl),
+     .min_compute_capability = 90},  // cp.async.bulk, griddepcontrol
+    {.name = "add_f16_bulk_pdl",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF16,
+     .default_policy = BulkPolicy<2>(),
+     .description = "add_f16_bulk launched with programmatic dependent launch: back-to-back "
+                    "launches overlap the next grid's start with the previous grid's end",
+     .provenance = "gpubench tuned (Hopper bulk copy; PDL)",
+     .cpu = &cpu::AddF16Bulk,
+     .cuda = GPUBENCH_CUDA(LaunchAddF16BulkPdl),
+     .min_compute_capability = 90},
+    {.name = "add_bf16_bulk_pdl",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kBF16,
+     .default_policy = BulkPolicy<2>(),
+     .description = "add_bf16_bulk launched with programmatic dependent launch: back-to-back "
+                    "launches overlap the next grid's start with the previous grid's end",
+     .provenance = "gpubench tuned (Hopper bulk copy; PDL)",
+     .rtol = kBf16Ulp,
+     .cpu = &cpu::AddBF16Bulk,
+     .cuda = GPUBENCH_CUDA(LaunchAddBF16BulkPdl),
      .min_compute_capability = 90},
 
     // ---- L2-aware variants (issue #19) ----

@@ -64,7 +64,7 @@ TEST_F(E2ETest, ListKernels) {
   }
   // 23 + the L2-policy variants of issue #19 (3 of them with PDL) + latency + 6 gemm + 8 copies
   // (issue #17)
-  EXPECT_EQ(names.size(), 49u);
+  EXPECT_EQ(names.size(), 52u);
   EXPECT_TRUE(names.count("gemm_f8e4m3"));
   EXPECT_TRUE(names.count("copy_h2d_pinned") && names.count("copy_peer_sm_pull"));
   EXPECT_TRUE(names.count("add_f16x8_pack"));
@@ -506,6 +506,33 @@ TEST_F(E2ETest, PlacementPadThroughTheCli) {
       << big.out;
   CliResult help = RunCli("run --help");
   EXPECT_NE(help.out.find("--placement_pad"), std::string::npos) << help.out;
+}
+
+// --timer: every choice reaches the server; the CPU backend refuses the CUPTI ones with the reason,
+// and a value that is no timer is a usage error before any RPC.
+TEST_F(E2ETest, TimerChoicesThroughTheCli) {
+  const std::string t = "--target=" + server_->target();
+  for (const std::string timer : {"auto", "events"}) {
+    CliResult ok = RunCli("run add_f32 --size=4Ki --min_samples=3 --timer=" + timer + " " + t);
+    EXPECT_EQ(ok.exit_code, 0) << timer << ": " << ok.out;
+    EXPECT_NE(ok.out.find("cpu_clock"), std::string::npos) << ok.out;
+  }
+  for (const std::string timer : {"cupti", "gpu_time"}) {
+    CliResult refused = RunCli("run add_f32 --size=4Ki --timer=" + timer + " " + t, true);
+    EXPECT_EQ(refused.exit_code, 1) << timer << ": " << refused.out;
+    EXPECT_NE(refused.out.find("FAILED_PRECONDITION"), std::string::npos) << refused.out;
+    EXPECT_NE(refused.out.find("measurement.timer = " + timer + ": the CPU backend has no CUPTI"),
+              std::string::npos)
+        << refused.out;
+  }
+  CliResult bad = RunCli("run add_f32 --size=4Ki --timer=gputime " + t, true);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--timer must be auto, cupti, events or gpu_time (got 'gputime')"),
+            std::string::npos)
+      << bad.out;
+  CliResult help = RunCli("run --help");
+  EXPECT_NE(help.out.find("gpu_time (each kernel's gpu__time_duration counter"), std::string::npos)
+      << help.out;
 }
 
 // --default_placement_pad_bytes: the pad of requests that leave theirs at 0.
