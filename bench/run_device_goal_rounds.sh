@@ -16,8 +16,9 @@ source bench/device_lib.sh  # BUNDLE, LD_LIBRARY_PATH, B, BACKEND, start_server,
 ROUNDS=${ROUNDS:-3}
 SIZES=${SIZES:-1Mi,16Mi,256Mi}
 MEASURE=${MEASURE:---min_time=0.05 --timeout=0.8 --timer=events}
-# The contenders of session 5's call 7: each row's best variant there, its l2keep/pdl rivals, CUB.
-KERNELS=${KERNELS:-add_f32_tuned,add_f32x4,add_f32_bulk,add_f32_l2keep_pdl,add_f16_tuned,add_f16_l2keep,add_f16_l2keep_pdl,add_f16_bulk,add_bf16_tuned,add_bf16_l2keep,add_bf16_l2keep_pdl,add_bf16_bulk,cub_add_f32,cub_add_f16,cub_add_bf16}
+# The contenders of session 6's call D (bench/results/2026-11-30-h200-session6.md): each row's
+# best variant there (the bulk_pdl kernels for 256Mi), the l2keep_pdl ones, CUB.
+KERNELS=${KERNELS:-add_f32_tuned,add_f32x4,add_f32_bulk_pdl,add_f32_l2keep_pdl,add_f16_tuned,add_f16_l2keep_pdl,add_f16_bulk_pdl,add_bf16_tuned,add_bf16_l2keep_pdl,add_bf16_bulk_pdl,cub_add_f32,cub_add_f16,cub_add_bf16}
 results_begin goal_rounds "${WORK:-}"
 DEADLINE=$(( $(date +%s) + ${BUDGET_S:-540} ))
 left() { echo $(( DEADLINE - $(date +%s) )); }

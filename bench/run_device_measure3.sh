@@ -32,6 +32,10 @@ REP_KERNELS=${REP_KERNELS:-add_f32,add_f16x8_pack}
 REPS=${REPS:-5}
 HOT_KERNEL=${HOT_KERNEL:-add_f32x4}
 STEPS=${STEPS:-gpu_test,timers,ncu,repeats}
+# The kernel-duration timer the cold runs of step 2 use against events: cupti (activity records)
+# or gpu_time (the gpu__time_duration counter, Nsight Compute's Duration).
+DURATION_TIMER=${DURATION_TIMER:-cupti}
+GPU_TEST_FILTER=${GPU_TEST_FILTER:-TimerGpuTest.*}
 want() { [[ ,$STEPS, == *,$1,* ]]; }
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [[ $BACKEND == cpu ]] && NCU=
@@ -58,8 +62,8 @@ cat "$R/machine.txt"
 
 # 1. The GPU tests of the timer.
 if want gpu_test && [[ $BACKEND == cuda && -x $B/gpu_test ]] && need 40 gpu_test; then
-  cmd "gpu_test --gtest_filter='TimerGpuTest.*'"
-  timed gpu_test 60 "$B/gpu_test" --gtest_filter='TimerGpuTest.*' > "$R/gpu_test.log" 2>&1
+  cmd "gpu_test --gtest_filter='$GPU_TEST_FILTER'"
+  timed gpu_test 90 "$B/gpu_test" --gtest_filter="$GPU_TEST_FILTER" > "$R/gpu_test.log" 2>&1
   log "gpu_test: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$R/gpu_test.log" | tr '\n' ' ')"
   pack
 fi
@@ -78,8 +82,8 @@ if want timers && need 30 timers; then
   }
   cmd "gpubench run $HOT_KERNEL --size=N --mode=hot --format=json (N in 16Mi 256Mi; before and after the cold runs)"
   hot_runs before
-  cupti_flag=--timer=cupti; [[ $BACKEND == cpu ]] && cupti_flag=  # the CPU backend refuses cupti
-  cmd "gpubench run K --size=N --format=json --timer=cupti|events  (K in $KERNELS, N in 16Mi 256Mi; server defaults)"
+  cupti_flag=--timer=$DURATION_TIMER; [[ $BACKEND == cpu ]] && cupti_flag=  # the CPU backend refuses both
+  cmd "gpubench run K --size=N --format=json --timer=$DURATION_TIMER|events  (K in $KERNELS, N in 16Mi 256Mi; server defaults)"
   for k in ${KERNELS//,/ }; do
     for n in 16Mi 256Mi; do
       need 8 "run_${k}_$n" || break 2

@@ -43,7 +43,7 @@ def flush_l2(flush, kind, i):
         flush.sum()
 
 
-def time_add(a, b, c, mode, reps, flush, flush_kind="clean"):
+def time_add(a, b, c, mode, reps, flush, flush_kind="clean", flush_order="after_hold"):
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
     batch = 1 if mode == "cold" else 100
@@ -62,10 +62,12 @@ def time_add(a, b, c, mode, reps, flush, flush_kind="clean"):
         torch.cuda.synchronize()
     samples = []
     for i in range(reps):
+        if mode == "cold" and flush_order == "before_hold":
+            flush_l2(flush, flush_kind, i)
         if mode != "hot_eager":
             # Long enough for Python to queue a flush, 100 launches and two events.
             hold_stream(0.002 if batch == 1 else 0.004)
-        if mode == "cold":
+        if mode == "cold" and flush_order == "after_hold":
             flush_l2(flush, flush_kind, i)
         start.record()
         if graph is not None:
@@ -85,6 +87,10 @@ def main():
     parser.add_argument("--dtypes", default=",".join(DTYPES))
     parser.add_argument("--modes", default="cold,hot,hot_graph,hot_eager")
     parser.add_argument("--flush", choices=("clean", "memset"), default="clean")
+    # Where the cold flush goes: after the hold (right before the timed add) or before it, as
+    # gpubench's server does (flush, blocking kernel, timed launch; nvbench's order).
+    parser.add_argument("--flush_order", choices=("after_hold", "before_hold"),
+                        default="after_hold")
     parser.add_argument("--reps", type=int, default=0, help="samples per item (0: 200, 60 at 256Mi)")
     args = parser.parse_args()
     global HOLD_CYCLES_PER_SECOND
@@ -108,7 +114,7 @@ def main():
             assert torch.equal(c, ref) or dtype == torch.bfloat16, "torch.add result mismatch"
             for mode in args.modes.split(","):
                 reps = args.reps or (200 if n <= (16 << 20) else 60)
-                t = time_add(a, b, c, mode, reps, flush, args.flush)
+                t = time_add(a, b, c, mode, reps, flush, args.flush, args.flush_order)
                 print(f"torch_add_{name},{n},{mode},{reps},{t:.9g},{3 * n * a.element_size() / t:.6g}",
                       flush=True)
             del a, b, c, ref
