@@ -1,7 +1,8 @@
 // Achieved occupancy and DRAM throughput from the hardware counters, collected in-process with
 // CUPTI's range profiler (CUDA 13 cupti_range_profiler.h + the profiler host API), in a profiling
-// pass separate from timed samples; and kernel durations from the same profiler (timer gpu_time). libcupti is loaded with dlopen at first use, so the server
-// starts and runs without it; where it or the counters are missing, the reason says so.
+// pass separate from timed samples; and kernel durations from the same profiler (timer gpu_time).
+// libcupti is loaded with dlopen at first use, so the server starts and runs without it; where it
+// or the counters are missing, the reason says so.
 #ifndef GPUBENCH_KERNELS_CUDA_CUPTI_PROFILER_H_
 #define GPUBENCH_KERNELS_CUDA_CUPTI_PROFILER_H_
 
