@@ -7,6 +7,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -169,6 +171,27 @@ TEST(NvbenchJson, UnknownNoiseIsInfinityNotZero) {
   const Json root = Json::parse(RenderNvbenchJson({Result(v1::COLD, 1000, 1e-3, 1)}, {}));
   const Json& st = root["benchmarks"][0]["states"][0];
   EXPECT_TRUE(std::isinf(Value(*FindSummary(st, "nv/cold/time/gpu/stdev/relative"))));
+}
+
+// The time summaries' descriptions name the clock that timed the samples (MeasurementSummary.timer;
+// a server older than the field: by backend).
+TEST(NvbenchJson, DescriptionsNameTheTimer) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "(measured with CUDA events)"},
+      {"cuda_event", "(measured with CUDA events)"},
+      {"cupti_activity", "(measured from CUPTI activity records)"},
+      {"gpu_time_duration", "(measured by the gpu__time_duration counter)"},
+      {"cpu_clock", "(measured with a host steady clock)"}};
+  for (const auto& [timer, words] : cases) {
+    v1::RunResult r = Result(v1::COLD, 1 << 20, 6e-6, 4000);
+    r.mutable_measurement()->set_timer(timer);
+    if (std::string(timer) == "cpu_clock") r.set_backend("cpu");
+    const Json root = Json::parse(RenderNvbenchJson({r}, {}));
+    const Json* mean = FindSummary(root["benchmarks"][0]["states"][0], "nv/cold/time/gpu/mean");
+    ASSERT_NE(mean, nullptr) << timer;
+    EXPECT_EQ((*mean)["description"], std::string("Mean isolated kernel execution time ") + words)
+        << timer;
+  }
 }
 
 TEST(NvbenchJson, EmptyResultsAreAValidFile) {
