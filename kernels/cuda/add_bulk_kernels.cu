@@ -25,21 +25,14 @@ namespace gpubench::cuda {
 namespace {
 
 // kPdl (add_*_bulk_pdl): launched with programmatic dependent launch, like add_*_l2keep_pdl
-// (add_kernels.cu): every block first waits until the previous kernel of the stream has completed
-// and its writes are visible (no load or store moves ahead of stream order), then lets the next
-// launch be scheduled, so back-to-back launches overlap the next grid's launch and block
-// placement with this grid's last wave.
+// (add_kernels.cu), so back-to-back launches overlap the next grid's launch and block placement
+// with this grid's last wave (WaitForPreviousGridThenReleaseNext says how stream order holds).
 template <typename T, bool kPdl>
 __global__ void __launch_bounds__(1024) AddBulkKernel(const T* __restrict__ a,
                                                       const T* __restrict__ b,
                                                       T* __restrict__ c, int64_t n,
                                                       int items_per_thread) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (kPdl) {
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  }
-#endif
+  if constexpr (kPdl) WaitForPreviousGridThenReleaseNext();
   constexpr int kVec = 16 / sizeof(T);
   const int tile = static_cast<int>(blockDim.x) * items_per_thread;  // elements
   const int64_t offset = static_cast<int64_t>(blockIdx.x) * tile;

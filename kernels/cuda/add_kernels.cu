@@ -188,22 +188,16 @@ __global__ void __launch_bounds__(1024) AddOnePassKernel(const uint4* __restrict
   AddOnePass<T, kUnroll, kPolicy, kTail>(a4, b4, c4, count, keep_packets);
 }
 
-// add_*_l2keep_pdl: the same work, launched with programmatic dependent launch (sm_90). Every
-// block first waits (griddepcontrol.wait) until the previous kernel of the stream has completed
-// and its writes are visible, so no load or store moves ahead of stream order; then it allows the
-// next launch to be scheduled (launch_dependents), which the hardware does once every block of
-// this grid has said so: the next grid's launch and block placement overlap this grid's last
-// wave instead of following its end. Only back-to-back launches gain (hot batches, loops); a
-// launch behind an event or a copy starts as usual.
+// add_*_l2keep_pdl: the same work, launched with programmatic dependent launch (sm_90; stream
+// order is kept by WaitForPreviousGridThenReleaseNext): the next grid's launch and block
+// placement overlap this grid's last wave instead of following its end. Only back-to-back
+// launches gain (hot batches, loops); a launch behind an event or a copy starts as usual.
 template <typename T, int kUnroll, CachePolicy kPolicy, bool kTail>
 __global__ void __launch_bounds__(1024) AddOnePassPdlKernel(const uint4* __restrict__ a4,
                                                             const uint4* __restrict__ b4,
                                                             uint4* __restrict__ c4, int64_t count,
                                                             int64_t keep_packets) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  WaitForPreviousGridThenReleaseNext();
   AddOnePass<T, kUnroll, kPolicy, kTail>(a4, b4, c4, count, keep_packets);
 }
 

@@ -559,12 +559,11 @@ class CudaSession final : public Session {
   // the kernels' summed durations become LastKernelDurationSeconds.
   absl::StatusOr<double> TimeProfiled(int count) {
     last_clock_hz_.reset();
-    last_duration_seconds_.reset();
     absl::Status launched = absl::OkStatus();
     absl::StatusOr<cuda::KernelTimeProfiler::Durations> durations =
         time_profiler_->Measure([&]() -> int {
           if (cudaError_t e = cudaEventRecord(start_, stream_); e != cudaSuccess) return e;
-          for (int i = 0; i < count && launched.ok(); ++i) launched = Launch();
+          launched = LaunchTimed(count);  // resets last_duration_seconds_
           return cudaEventRecord(stop_, stream_);
         });
     RETURN_IF_ERROR(launched);

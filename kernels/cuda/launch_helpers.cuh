@@ -16,6 +16,18 @@ __device__ __forceinline__ int64_t GlobalThreadIndex() {
   return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
+// The first statement of a kernel launched with programmatic dependent launch (LaunchOrReport<true>):
+// waits until the previous kernel of the stream has completed and its writes are visible
+// (griddepcontrol.wait), so no load or store moves ahead of stream order, then lets the next
+// launch be scheduled (griddepcontrol.launch_dependents), which the hardware does once every
+// block of this grid has said so. Nothing below sm_90, where such kernels are never launched.
+__device__ __forceinline__ void WaitForPreviousGridThenReleaseNext() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Launches `kernel` over the request's geometry with `args`, or reports its symbol. kPdl: with
 // programmatic stream serialization (sm_90's programmatic dependent launch): the kernel may be
 // scheduled before the previous kernel of the stream has finished, so it must wait for it

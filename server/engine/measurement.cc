@@ -95,8 +95,7 @@ absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
   // CUPTI's kernel tracing slowed the seed add_f32 (one element a thread, 2^28 threads) by 6% at
   // 256Mi and 2% at 16Mi, and put the other kernels 1.1 us under Nsight Compute's duration, while
   // events stayed within 0.2% of ncu at 256Mi. Kernel durations are for who asks (cupti).
-  if (result->timer == SampleTimer::kCpuClock) return false;
-  if (choice != TimerChoice::kCupti && choice != TimerChoice::kGpuTime) return false;
+  if (result->timer == SampleTimer::kCpuClock || !UsesCupti(choice)) return false;
   const bool counter = choice == TimerChoice::kGpuTime;
   absl::Status started = session.StartKernelDurations(
       counter ? KernelDurationSource::kTimeCounter : KernelDurationSource::kActivityRecords);

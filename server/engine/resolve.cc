@@ -294,8 +294,7 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
         "] (1 GiB): the unused bytes left after each device buffer of 1 MiB or more (0 = the "
         "server's default)"));
   }
-  if ((r.timer == TimerChoice::kCupti || r.timer == TimerChoice::kGpuTime) &&
-      r.profile_runs > 0) {
+  if (UsesCupti(r.timer) && r.profile_runs > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "measurement.timer = ", TimerChoiceName(r.timer),
         " with profile_runs: profile mode times each launch with CUDA events (CUPTI belongs to "
@@ -307,8 +306,7 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
 // The timer choice against the backend: the CPU backend times with its steady clock and has no
 // CUPTI (auto and events both mean that clock there).
 absl::Status CheckTimer(const MeasurementOptions& m, const Backend& backend) {
-  if ((m.timer == TimerChoice::kCupti || m.timer == TimerChoice::kGpuTime) &&
-      backend.kind() == BackendKind::kCpu) {
+  if (UsesCupti(m.timer) && backend.kind() == BackendKind::kCpu) {
     return absl::FailedPreconditionError(absl::StrCat(
         "measurement.timer = ", TimerChoiceName(m.timer),
         ": the CPU backend has no CUPTI; its samples are timed with the host's steady clock "

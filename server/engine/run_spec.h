@@ -26,6 +26,11 @@ const char* CacheModeName(CacheMode mode);  // "cold" / "hot"
 // clock (auto and events; cupti and gpu_time are refused).
 enum class TimerChoice { kAuto, kCupti, kEvents, kGpuTime };
 const char* TimerChoiceName(TimerChoice choice);  // "auto" / "cupti" / "events" / "gpu_time"
+// The choices that time with CUPTI (activity records or the duration counter): refused on the CPU
+// backend and with profile mode, where CUPTI belongs to the profiler.
+inline bool UsesCupti(TimerChoice choice) {
+  return choice == TimerChoice::kCupti || choice == TimerChoice::kGpuTime;
+}
 
 // The clock that produced a result's samples: "cupti_activity", "cuda_event", "cpu_clock",
 // "gpu_time_duration".
