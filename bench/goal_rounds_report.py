@@ -42,7 +42,12 @@ def read_round(d):
                     continue
                 ours[(r["kernel"], r["dtype"], int(r["elements"]), r["cache_mode"])] = float(
                     r["median_seconds"])
-    path = os.path.join(d, "torch.csv")
+    return ours, read_torch(os.path.join(d, "torch.csv"))
+
+
+def read_torch(path):
+    """{(dtype, n, mode): median_seconds} of a bench/torch_add.py CSV ({} when absent)."""
+    torch = {}
     if os.path.exists(path):
         with open(path) as f:
             for row in csv.reader(f):
@@ -50,12 +55,16 @@ def read_round(d):
                     continue
                 kernel, n, mode, _reps, median = row[:5]
                 torch[(kernel[len("torch_add_"):], int(n), mode)] = float(median)
-    return ours, torch
+    return torch
 
 
 def main(d):
-    rounds = [read_round(p) for p in sorted(glob.glob(os.path.join(d, "round*")))]
-    rounds = [r for r in rounds if r[0]]
+    dirs = [p for p in sorted(glob.glob(os.path.join(d, "round*"))) if read_round(p)[0]]
+    rounds = [read_round(p) for p in dirs]
+    # torch.add again on the legacy default stream (run_device_goal_rounds.sh,
+    # TORCH_DEFAULT_STREAM_SIZES), beside the main torch.csv's stream.
+    default_stream = [read_torch(os.path.join(p, "torch_default.csv")) for p in dirs]
+    best_of = {}
     if not rounds:
         print("No rounds with server results.")
         return
@@ -73,6 +82,7 @@ def main(d):
         per_variant = {v: [ours[(v, dtype, n, mode)] for ours, _ in rounds
                            if (v, dtype, n, mode) in ours] for v in variants}
         best = min(per_variant, key=lambda v: statistics.median(per_variant[v]))
+        best_of[(dtype, n, mode)] = best
         t = statistics.median(per_variant[best])
         vs_torch, vs_cub = [], []
         for ours, torch in rounds:
@@ -112,6 +122,17 @@ def main(d):
               f"{cell(vs_cub)} | {tbps / 1e12:.3f} | {pct:.1f}% | {verdict} |")
     print(f"\n{met} met, {ties} ties within the rounds' spread, {missed} missed, {unevaluated} not "
           f"evaluated, of {len(rows)} rows.")
+    extra = sorted({k for t in default_stream for k in t if k in best_of})
+    if extra:
+        print("\ntorch.add on the legacy default stream (torch_default.csv), same rounds:\n")
+        print("| dtype | N | mode | best variant | vs torch.add (default stream) |")
+        print("|---|---|---|---|---|")
+        for key in extra:
+            best = best_of[key]
+            v = [t[key] / ours[(best,) + key] for (ours, _), t in zip(rounds, default_stream)
+                 if key in t and (best,) + key in ours]
+            print(f"| {key[0]} | {human(key[1])} | {key[2]} | {best} | "
+                  f"{statistics.median(v):.3f} ({min(v):.3f}–{max(v):.3f}) |")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ done
 for b in tests/copy_gpu_test gemm_lt_probe gemm_hot_probe; do
   if [[ -e $build/$b ]]; then cp "$build/$b" .bundle/bin/; fi
 done
+# The same-process harness's library (bench/add_same_process.py loads it with ctypes).
+if [[ -e $build/libgpubench_add_probe.so ]]; then cp "$build/libgpubench_add_probe.so" .bundle/lib/; fi
 for b in .bundle/bin/*; do
   ldd "$b" | awk '/=> \//{print $3}'
 done | sort -u | grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' |

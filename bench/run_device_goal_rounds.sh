@@ -18,6 +18,12 @@ SIZES=${SIZES:-1Mi,16Mi,256Mi}
 MEASURE=${MEASURE:---min_time=0.05 --timeout=0.8 --timer=events}
 # The contenders of session 6's call D (bench/results/2026-11-30-h200-session6.md): each row's
 # best variant there (the bulk_pdl kernels for 256Mi), the l2keep_pdl ones, CUB.
+# torch.add runs on a non-blocking stream from torch's pool, the kind the server times on
+# (bench/torch_add.py --stream; session 7: the 1Mi cold event window differs by up to 64 ns between
+# stream instances, for both sides alike), and again at TORCH_DEFAULT_STREAM_SIZES (element
+# counts, comma-separated; empty: skipped) on the legacy default stream, a plain program's.
+TORCH_ARGS=${TORCH_ARGS---stream=nonblocking}
+TORCH_DEFAULT_STREAM_SIZES=${TORCH_DEFAULT_STREAM_SIZES-1048576}
 KERNELS=${KERNELS:-add_f32_tuned,add_f32x4,add_f32_bulk_pdl,add_f32_l2keep_pdl,add_f16_tuned,add_f16_l2keep_pdl,add_f16_bulk_pdl,add_bf16_tuned,add_bf16_l2keep_pdl,add_bf16_bulk_pdl,cub_add_f32,cub_add_f16,cub_add_bf16}
 results_begin goal_rounds "${WORK:-}"
 DEADLINE=$(( $(date +%s) + ${BUDGET_S:-540} ))
@@ -30,7 +36,9 @@ start_server "$R/server.log" || { pack; exit 1; }
 n_sizes=$(size_numbers "$SIZES")
 { echo "rounds: $ROUNDS (odd: server first; even: torch first)"
   echo "$B/gpubench sweep --kernels=$KERNELS --sizes=$SIZES --mode=cold|hot $MEASURE --format=csv --progress=false"
-  echo "python3 bench/torch_add.py $n_sizes --modes=cold,hot"
+  echo "python3 bench/torch_add.py $n_sizes --modes=cold,hot $TORCH_ARGS"
+  [[ -n $TORCH_DEFAULT_STREAM_SIZES ]] &&
+    echo "python3 bench/torch_add.py ${TORCH_DEFAULT_STREAM_SIZES//,/ } --modes=cold,hot --stream=default"
 } > "$R/command.txt"
 server_round() {  # DIR
   local mode
@@ -43,9 +51,14 @@ server_round() {  # DIR
 }
 torch_round() {  # DIR
   ((HAVE_TORCH)) || { echo "  torch skipped: no torch with CUDA"; return 0; }
-  timeout "${TORCH_TIMEOUT:-90}" python3 bench/torch_add.py $n_sizes --modes=cold,hot \
+  timeout "${TORCH_TIMEOUT:-90}" python3 bench/torch_add.py $n_sizes --modes=cold,hot $TORCH_ARGS \
       > "$1/torch.csv" 2>> "$1/torch.err"
   echo "  torch rc=$? ($(left) s left)"
+  if [[ -n $TORCH_DEFAULT_STREAM_SIZES ]]; then
+    timeout 60 python3 bench/torch_add.py ${TORCH_DEFAULT_STREAM_SIZES//,/ } --modes=cold,hot \
+        --stream=default > "$1/torch_default.csv" 2>> "$1/torch.err"
+    echo "  torch (default stream) rc=$? ($(left) s left)"
+  fi
 }
 for r in $(seq 1 "$ROUNDS"); do
   if (( $(left) < ${ROUND_S:-170} )); then echo "round $r skipped: $(left) s left"; break; fi

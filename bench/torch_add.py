@@ -21,6 +21,7 @@ Prints CSV: kernel,elements,mode,reps,median_seconds,bandwidth_bytes_per_second
     python3 bench/torch_add.py 1048576 --dtypes=f32 --modes=cold,hot --flush=memset
 """
 import argparse
+import contextlib
 import statistics
 
 import torch
@@ -92,7 +93,19 @@ def main():
     parser.add_argument("--flush_order", choices=("after_hold", "before_hold"),
                         default="after_hold")
     parser.add_argument("--reps", type=int, default=0, help="samples per item (0: 200, 60 at 256Mi)")
+    # Which stream everything runs on: the legacy default stream (what a plain PyTorch program
+    # uses), or a stream of torch's pool (created cudaStreamNonBlocking, the kind gpubench's
+    # server times on). On the H200 the event window of a 1Mi cold add differs by up to 2 ticks
+    # (64 ns) between stream instances, the same for torch.add and gpubench's kernels
+    # (bench/add_same_process.py --streams; bench/results/2026-11-30-h200-session7.md).
+    parser.add_argument("--stream", choices=("default", "nonblocking"), default="default")
     args = parser.parse_args()
+    with (torch.cuda.stream(torch.cuda.Stream()) if args.stream == "nonblocking"
+          else contextlib.nullcontext()):
+        run(args)
+
+
+def run(args):
     global HOLD_CYCLES_PER_SECOND
     props = torch.cuda.get_device_properties(0)
     clock_khz = getattr(props, "clock_rate", 0)

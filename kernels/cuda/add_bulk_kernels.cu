@@ -5,8 +5,8 @@
 // copy engine for both input tiles (global -> shared, completing on an mbarrier), so the whole
 // tile's bytes are in flight at once without holding registers; the other threads wait on the
 // barrier, then every thread adds 16-byte packets out of shared memory and stores them with
-// 16-byte stores. Bytes in flight per SM = resident blocks x 2 x tile bytes, which the tile size
-// (items per thread) tunes, independently of register pressure.
+// 16-byte streaming stores. Bytes in flight per SM = resident blocks x 2 x tile bytes, which the
+// tile size (items per thread) tunes, independently of register pressure.
 //
 // Contract (checked by the launcher): a, b and c are 16-byte aligned (cudaMalloc gives 256), and
 // block_size x items_per_thread x sizeof(T) is a multiple of 16, so every tile starts 16-byte
@@ -72,8 +72,14 @@ __global__ void __launch_bounds__(1024) AddBulkKernel(const T* __restrict__ a,
   }
   __syncthreads();
 #endif
+  // Streaming stores (st.global.cs: evict-first in L2): the output is not read again by this
+  // kernel. H200, 2026-11-30, add_f32 256Mi in one process beside CUB (bench/add_same_process.py
+  // large, 5 rounds): hot 726.2 us against 728.1 with plain stores (CUB 727.9), cold 723.8
+  // against 724.2 (bench/results/2026-11-30-h200-session7.md).
   uint4* c4 = reinterpret_cast<uint4*>(c + offset);
-  for (int v = threadIdx.x; v < packets; v += blockDim.x) c4[v] = AddPacked<T>(s_a[v], s_b[v]);
+  for (int v = threadIdx.x; v < packets; v += blockDim.x) {
+    __stcs(c4 + v, AddPacked<T>(s_a[v], s_b[v]));
+  }
   // The tile's last count mod kVec elements (only the grid's last tile has any).
   const int tail = packets * kVec + static_cast<int>(threadIdx.x);
   if (tail < count) c[offset + tail] = ScalarAdd(a[offset + tail], b[offset + tail]);

@@ -167,6 +167,25 @@ absl::StatusOr<L2Flush> L2FlushFromEnvironment() {
                    " in the server's environment: expected clean (default) or memset"));
 }
 
+// Which stream a session times on, from the server's environment (GPUBENCH_STREAM):
+// "nonblocking" (the default): its own stream made with cudaStreamNonBlocking, so nothing else
+//   in the process orders against it; "legacy": the context's legacy default stream (what
+//   PyTorch and bench/torch_add.py launch on); "per_thread": cudaStreamPerThread. The others
+//   exist to compare the launch-and-event overhead of each kind (issue #19,
+//   bench/add_same_process.py --streams), not for production.
+enum class StreamKind { kNonBlocking, kLegacy, kPerThread };
+
+absl::StatusOr<StreamKind> StreamKindFromEnvironment() {
+  const char* value = std::getenv("GPUBENCH_STREAM");
+  const std::string_view v = value == nullptr ? "" : value;
+  if (v.empty() || v == "nonblocking") return StreamKind::kNonBlocking;
+  if (v == "legacy") return StreamKind::kLegacy;
+  if (v == "per_thread") return StreamKind::kPerThread;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "GPUBENCH_STREAM=", value,
+      " in the server's environment: expected nonblocking (default), legacy or per_thread"));
+}
+
 class CudaSession final : public Session {
  public:
   CudaSession(int device, const KernelVariant& variant, const LaunchGeometry& geometry,
@@ -175,14 +194,14 @@ class CudaSession final : public Session {
 
   ~CudaSession() override {
     cudaSetDevice(device_);
-    if (stream_ != nullptr) {
+    if (stream_ready_) {
       if (state_ != nullptr) state_->release = 1;  // never leave a blocking kernel spinning
       cudaStreamSynchronize(stream_);
     }
     ResetPersistingL2Lines();  // no persisting (evict_last) lines outlive the run
     if (start_ != nullptr) cudaEventDestroy(start_);
     if (stop_ != nullptr) cudaEventDestroy(stop_);
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    if (owns_stream_) cudaStreamDestroy(stream_);
     if (state_ != nullptr) cudaFreeHost(const_cast<cuda::BlockingState*>(state_));
     launch_state_.reset();  // the setup's state (handles, workspace) before the buffers
     memory_.clear();
@@ -191,7 +210,14 @@ class CudaSession final : public Session {
 
   absl::Status Init() {
     CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    ASSIGN_OR_RETURN(const StreamKind stream_kind, StreamKindFromEnvironment());
+    if (stream_kind == StreamKind::kNonBlocking) {
+      CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      owns_stream_ = true;
+    } else {
+      stream_ = stream_kind == StreamKind::kLegacy ? cudaStreamLegacy : cudaStreamPerThread;
+    }
+    stream_ready_ = true;
     CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
     CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
     // The blocking kernel's state in pinned, mapped host memory: the host releases the kernel by
@@ -581,6 +607,8 @@ class CudaSession final : public Session {
   const HostData& data_;
   const DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
+  bool stream_ready_ = false;  // stream_ is set (the legacy stream's handle may be null-like)
+  bool owns_stream_ = false;   // made by Init, destroyed with the session
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
   volatile cuda::BlockingState* state_ = nullptr;  // host view of the mapped state

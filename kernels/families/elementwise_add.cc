@@ -312,10 +312,14 @@ constexpr KernelVariant kVariants[] = {
      .min_compute_capability = 90},
     // add_*_bulk_pdl: add_*_bulk launched with programmatic dependent launch (as add_*_l2keep_pdl
     // below): each block waits for the previous kernel of the stream to complete before its bulk
-    // copies, then lets the next launch be scheduled. Why: at 256Mi hot cub_add_f32 (whose sm_90
-    // DeviceTransform launches with PDL) took 728.2-728.3 us (4.423 TB/s) against add_f32_bulk's
-    // 730.4-730.8 us (4.409 TB/s), the only 256Mi row CUB led, in all 3 rounds of session 6's
-    // goal call (H200, 2026-11-30, bench/results/2026-11-30-h200-session6.md).
+    // copies, then lets the next launch be scheduled. Why: at 256Mi hot cub_add_f32 took
+    // 728.2-728.3 us (4.423 TB/s) against add_f32_bulk's 730.4-730.8 us (4.409 TB/s), the only
+    // 256Mi row CUB led, in all 3 rounds of session 6's goal call (H200, 2026-11-30,
+    // bench/results/2026-11-30-h200-session6.md). (CUB 3.0's DeviceTransform itself launches
+    // without PDL: its launcher's dependent_launch defaults to false.) With the bulk kernel's
+    // streaming stores (session 7) add_f32_bulk_pdl took 722.7 us hot against CUB's 728.1 in one
+    // process on the same buffers, 5 rounds x 3 streams (bench/add_same_process.py large,
+    // bench/results/2026-11-30-h200-session7.md).
     {.name = "add_f32_bulk_pdl",
      .family = &kElementwiseAdd,
      .dtype = DType::kF32,

@@ -405,5 +405,28 @@ TEST_F(CudaTest, ColdFlushComesFromTheEnvironment) {
       << typo.status();
 }
 
+// GPUBENCH_STREAM picks the stream a session times on: every kind runs cold and hot and verifies;
+// a typo is refused with a message naming the variable.
+TEST_F(CudaTest, StreamKindComesFromTheEnvironment) {
+  for (const char* stream : {"nonblocking", "legacy", "per_thread", ""}) {
+    ASSERT_EQ(setenv("GPUBENCH_STREAM", stream, 1), 0);
+    for (CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
+      RunRequest r = Quick("add_f16_tuned", (int64_t{1} << 20) + 5);
+      r.cache_mode = mode;
+      absl::StatusOr<RunResult> result = Run(r);
+      ASSERT_TRUE(result.ok()) << "GPUBENCH_STREAM=" << stream << ": " << result.status();
+      EXPECT_TRUE(result->verification->passed) << stream;
+      EXPECT_GT(result->stats.median_seconds, 0) << stream;
+    }
+  }
+  ASSERT_EQ(setenv("GPUBENCH_STREAM", "default", 1), 0);
+  absl::StatusOr<RunResult> typo = Run(Quick("add_f32", 1 << 20));
+  unsetenv("GPUBENCH_STREAM");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(typo.status().message().find("GPUBENCH_STREAM=default"), std::string::npos)
+      << typo.status();
+}
+
 }  // namespace
 }  // namespace gpubench
