@@ -44,7 +44,11 @@ def flush_l2(flush, kind, i):
         flush.sum()
 
 
-def time_add(a, b, c, mode, reps, flush, flush_kind="clean", flush_order="after_hold"):
+def time_add(a, b, c, mode, reps, flush, flush_kind="clean", flush_order="after_hold",
+             copies=()):
+    """copies: more (a, b, c) sets that cold samples rotate over with the first (sample i on set
+    i mod (1 + len(copies))), as gpubench's measurement.placements does."""
+    sets = [(a, b, c)] + list(copies)
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
     batch = 1 if mode == "cold" else 100
@@ -70,12 +74,13 @@ def time_add(a, b, c, mode, reps, flush, flush_kind="clean", flush_order="after_
             hold_stream(0.002 if batch == 1 else 0.004)
         if mode == "cold" and flush_order == "after_hold":
             flush_l2(flush, flush_kind, i)
+        x, y, z = sets[i % len(sets)] if mode == "cold" else sets[0]
         start.record()
         if graph is not None:
             graph.replay()
         else:
             for _ in range(batch):
-                torch.add(a, b, out=c)
+                torch.add(x, y, out=z)
         stop.record()
         stop.synchronize()
         samples.append(start.elapsed_time(stop) * 1e-3 / batch)
@@ -99,6 +104,10 @@ def main():
     # (64 ns) between stream instances, the same for torch.add and gpubench's kernels
     # (bench/add_same_process.py --streams; bench/results/2026-11-30-h200-session7.md).
     parser.add_argument("--stream", choices=("default", "nonblocking"), default="default")
+    # Cold samples rotate over this many separately allocated (a, b, c) sets, as gpubench's
+    # --placements: where buffers sit moves a 1Mi cold add by up to 0.45 us on the H200
+    # (bench/results/2026-11-30-h200-session7.md).
+    parser.add_argument("--placements", type=int, default=1)
     args = parser.parse_args()
     with (torch.cuda.stream(torch.cuda.Stream()) if args.stream == "nonblocking"
           else contextlib.nullcontext()):
@@ -125,12 +134,15 @@ def run(args):
                 torch.add(a, b, out=c)
             ref = (a.double() + b.double()).to(dtype)
             assert torch.equal(c, ref) or dtype == torch.bfloat16, "torch.add result mismatch"
+            # Each copy at addresses of its own (clone allocates new memory).
+            copies = [(a.clone(), b.clone(), torch.empty_like(c))
+                      for _ in range(max(args.placements, 1) - 1)]
             for mode in args.modes.split(","):
                 reps = args.reps or (200 if n <= (16 << 20) else 60)
-                t = time_add(a, b, c, mode, reps, flush, args.flush, args.flush_order)
+                t = time_add(a, b, c, mode, reps, flush, args.flush, args.flush_order, copies)
                 print(f"torch_add_{name},{n},{mode},{reps},{t:.9g},{3 * n * a.element_size() / t:.6g}",
                       flush=True)
-            del a, b, c, ref
+            del a, b, c, ref, copies
             torch.cuda.empty_cache()
 
 

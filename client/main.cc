@@ -114,6 +114,12 @@ ABSL_FLAG(std::string, placement_pad, "",
           "buffer size apart (their L2 sets can alias: see README, Measurement). Empty or 0 = "
           "the server's default (no pad unless its --default_placement_pad_bytes); at most 1Gi. "
           "The cpu backend ignores it.");
+ABSL_FLAG(int32_t, placements, 0,
+          "Cold samples rotate over this many separately allocated copies of the run's device "
+          "buffers, so the median covers that many placements, not the one an allocation gave "
+          "(a small cold launch moves with where its buffers sit: see README, Measurement). "
+          "0 or 1 = one copy; at most 16. Hot samples use the first copy. The cpu backend "
+          "ignores it.");
 ABSL_FLAG(bool, samples, false, "Return the per-launch samples (at most 10,000) in the result.");
 ABSL_FLAG(bool, histogram, false,
           "run: draw a text histogram of the samples (implies --samples); on stderr unless "
@@ -388,6 +394,7 @@ bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
     }
     m->set_placement_pad_bytes(*bytes);
   }
+  m->set_placements(absl::GetFlag(FLAGS_placements));  // the server checks [0, 16]
   return true;
 }
 
@@ -831,7 +838,8 @@ namespace {
 
 const std::vector<std::string> kMeasurementFlags = {
     "mode",    "warmup", "min_samples",        "max_samples", "min_time",     "max_noise",
-    "timeout", "timer",  "throttle_threshold", "max_duty",    "placement_pad"};
+    "timeout", "timer",  "throttle_threshold", "max_duty",    "placement_pad",
+    "placements"};
 
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());

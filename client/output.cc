@@ -284,6 +284,10 @@ std::string RenderResultDetail(const v1::RunResult& r) {
     absl::StrAppend(&out, "  placement     a pad of ", FormatElementCount(pad),
                     " bytes after each device buffer of >= 1Mi bytes\n");
   }
+  if (const int copies = r.request().placements(); copies > 1 && r.backend() != "cpu") {
+    absl::StrAppend(&out, "  placements    cold samples rotate over ", copies,
+                    " copies of the device buffers\n");
+  }
   for (const std::string& note : m.notes()) absl::StrAppend(&out, "  note          ", note, "\n");
   const auto& t = r.timing();
   if (!t.noise_known()) {

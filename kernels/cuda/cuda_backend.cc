@@ -4,6 +4,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -205,6 +206,7 @@ class CudaSession final : public Session {
     if (state_ != nullptr) cudaFreeHost(const_cast<cuda::BlockingState*>(state_));
     launch_state_.reset();  // the setup's state (handles, workspace) before the buffers
     memory_.clear();
+    copy_memory_.clear();
     flush_.reset();
   }
 
@@ -263,12 +265,15 @@ class CudaSession final : public Session {
   const LaunchGeometry& geometry() const override { return geometry_; }
 
   absl::Status Warmup(int launches) override {
+    SelectCopy(0);
     for (int i = 0; i < launches; ++i) RETURN_IF_ERROR(Launch());
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     return absl::OkStatus();
   }
 
   absl::StatusOr<double> ColdSample() override {
+    // Placements: cold sample i runs on copy i mod placements (MeasurementOptions.placements).
+    SelectCopy(copies_.size() > 1 ? next_cold_copy_++ % copies_.size() : 0);
     RETURN_IF_ERROR(FlushL2());
     if (time_profiler_ != nullptr) {
       // The flush completes before the profiled window: only the timed launch is a range.
@@ -283,11 +288,13 @@ class CudaSession final : public Session {
   }
 
   absl::StatusOr<double> HotSample(int batch) override {
+    SelectCopy(0);
     if (time_profiler_ != nullptr) return TimeProfiled(batch);
     return variant_.family->blocking_kernel ? TimeLaunches(batch) : TimeUnblocked(batch);
   }
 
   absl::StatusOr<double> UnblockedSample(bool flush_caches) override {
+    SelectCopy(0);
     if (flush_caches) RETURN_IF_ERROR(FlushL2());
     return TimeUnblocked(1);
   }
@@ -315,18 +322,30 @@ class CudaSession final : public Session {
   void PushRange(const std::string& name) override { nvtxRangePushA(name.c_str()); }
   void PopRange() override { nvtxRangePop(); }
 
+  // Copy 0 is read back for verification. The other copies (placements > 1) ran cold samples
+  // too: each runs once more and must give copy 0's bytes exactly (the kernels here are
+  // deterministic), else the run fails INTERNAL naming the copy.
   absl::Status RunOnceAndRead(BufferContents* out) override {
+    SelectCopy(0);
     RETURN_IF_ERROR(ResetOutputs());
     RETURN_IF_ERROR(Launch());
-    out->assign(memory_.size(), {});
-    for (size_t i = 0; i < memory_.size(); ++i) {
-      if (!IsVerified(variant_.family->buffers[i])) continue;
-      (*out)[i].resize(memory_[i]->bytes());
-      // cudaMemcpyDefault: unified addressing finds each buffer, wherever it is placed.
-      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync((*out)[i].data(), memory_[i]->data(),
-                                           memory_[i]->bytes(), cudaMemcpyDefault, stream_));
+    RETURN_IF_ERROR(ReadVerified(out));
+    for (size_t copy = 1; copy < copies_.size(); ++copy) {
+      SelectCopy(copy);
+      RETURN_IF_ERROR(ResetOutputs());
+      RETURN_IF_ERROR(Launch());
+      BufferContents other;
+      RETURN_IF_ERROR(ReadVerified(&other));
+      for (size_t i = 0; i < other.size(); ++i) {
+        if (other[i] != (*out)[i]) {
+          SelectCopy(0);
+          return absl::InternalError(absl::StrCat(
+              variant_.name, ": buffer ", i, " of placement copy ", copy,
+              " differs from copy 0's after the same launch"));
+        }
+      }
     }
-    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    SelectCopy(0);
     return absl::OkStatus();
   }
 
@@ -334,6 +353,7 @@ class CudaSession final : public Session {
 
   AchievedCounters ProfileCounters() override {
     StopKernelDurations();  // the counter pass takes CUPTI exclusively
+    SelectCopy(0);
     AchievedCounters c;
     const cuda::CounterValues v = cuda::ProfileKernel(
         device_, [this] { return variant_.cuda(buffers_, geometry_, stream_, nullptr); });
@@ -411,6 +431,29 @@ class CudaSession final : public Session {
       buffers_.elements[i] = BufferElements(spec, data_.shape);
       memory_.push_back(std::move(buffer));
     }
+    copies_.assign(1, {});
+    for (size_t i = 0; i < memory_.size(); ++i) copies_[0][i] = memory_[i]->data();
+    // Placements: more copies of every (device) buffer, each its own allocation, inputs and
+    // in-outs uploaded, outputs set as ResetOutputs sets them. The engine admits only families
+    // whose buffers are all on the run's device and that keep no launch state.
+    for (int copy = 1; copy < std::max(data_.placements, 1); ++copy) {
+      std::array<void*, kMaxBuffers> pointers{};
+      for (size_t i = 0; i < family.buffers.size(); ++i) {
+        auto buffer = std::make_unique<PlacedBuffer>();
+        RETURN_IF_ERROR(buffer->Allocate(family.buffers[i].placement, memory_[i]->bytes(),
+                                         device_, device_,
+                                         static_cast<size_t>(data_.placement_pad_bytes)));
+        if (family.buffers[i].role != BufferRole::kOutput) {
+          CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer->data(), data_.buffers[i].data(),
+                                          buffer->bytes(), cudaMemcpyDefault));
+        } else {
+          CUDA_RETURN_IF_ERROR(cudaMemset(buffer->data(), 0xff, buffer->bytes()));
+        }
+        pointers[i] = buffer->data();
+        copy_memory_.push_back(std::move(buffer));
+      }
+      copies_.push_back(pointers);
+    }
     return absl::OkStatus();
   }
 
@@ -440,21 +483,41 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
+  // Reads the verified buffers (outputs, in-outs) of the selected copy.
+  absl::Status ReadVerified(BufferContents* out) {
+    out->assign(memory_.size(), {});
+    for (size_t i = 0; i < memory_.size(); ++i) {
+      if (!IsVerified(variant_.family->buffers[i])) continue;
+      (*out)[i].resize(memory_[i]->bytes());
+      // cudaMemcpyDefault: unified addressing finds each buffer, wherever it is placed.
+      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync((*out)[i].data(), buffers_.data[i],
+                                           memory_[i]->bytes(), cudaMemcpyDefault, stream_));
+    }
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    return absl::OkStatus();
+  }
+
+  // Points the launches at copy `copy` of the device buffers (0: the first allocation).
+  void SelectCopy(size_t copy) {
+    for (size_t i = 0; i < memory_.size(); ++i) buffers_.data[i] = copies_[copy][i];
+  }
+
   // In-out buffers start from their generated contents (SAXPY's y); outputs from all-ones bytes
   // (NaN in every floating dtype), so an element the kernel never writes fails verification.
   absl::Status ResetOutputs() {
     for (size_t i = 0; i < memory_.size(); ++i) {
       const BufferRole role = variant_.family->buffers[i].role;
       PlacedBuffer& b = *memory_[i];
+      void* const data = buffers_.data[i];  // the selected copy's (copy 0: b.data())
       if (role == BufferRole::kInOut) {
-        CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.data(), data_.buffers[i].data(), b.bytes(),
+        CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(data, data_.buffers[i].data(), b.bytes(),
                                              cudaMemcpyDefault, stream_));
       } else if (role == BufferRole::kOutput) {
         if (b.on_host()) {
           CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));  // no launch still writes it
-          std::memset(b.data(), 0xff, b.bytes());
+          std::memset(data, 0xff, b.bytes());
         } else if (b.owner() == device_) {
-          CUDA_RETURN_IF_ERROR(cudaMemsetAsync(b.data(), 0xff, b.bytes(), stream_));
+          CUDA_RETURN_IF_ERROR(cudaMemsetAsync(data, 0xff, b.bytes(), stream_));
         } else {  // the peer's memory: set it from its own device, synchronously
           CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
           CUDA_RETURN_IF_ERROR(cudaSetDevice(b.owner()));
@@ -619,6 +682,11 @@ class CudaSession final : public Session {
   uint64_t region_ = 0;                                // of the last sample's timed launches
   std::optional<double> last_duration_seconds_;
   std::vector<std::unique_ptr<PlacedBuffer>> memory_;  // one per buffer of the family
+  // The buffers of the other placement copies (MeasurementOptions.placements), all copies' buffer
+  // pointers (copies_[0] = memory_'s), and the copy the next cold sample runs on.
+  std::vector<std::unique_ptr<PlacedBuffer>> copy_memory_;
+  std::vector<std::array<void*, kMaxBuffers>> copies_;
+  size_t next_cold_copy_ = 0;
   DeviceBuffer flush_;
   L2Flush flush_mode_ = L2Flush::kClean;
   size_t flush_bytes_ = 0;
@@ -736,6 +804,10 @@ class CudaBackend final : public Backend {
       return absl::FailedPreconditionError(absl::StrCat(
           variant.name, " needs a second (peer) device; this server sees ", devices_,
           " CUDA device(s) and the peer is ", data.peer_device));
+    }
+    if (data.placements < 1 || data.placements > kMaxPlacements) {
+      return absl::InvalidArgumentError(absl::StrCat("placements ", data.placements,
+                                                     " is outside [1, ", kMaxPlacements, "]"));
     }
     if (data.placement_pad_bytes < 0 || data.placement_pad_bytes > kMaxPlacementPadBytes) {
       return absl::InvalidArgumentError(absl::StrCat("placement_pad_bytes ",

@@ -322,6 +322,11 @@ RunResult StartResult(const Backend& backend, const RunSpec& spec, const DeviceI
         absl::StrCat("placement_pad_bytes = ", spec.measurement.placement_pad_bytes,
                      " has no effect on the cpu backend: it pads only CUDA device buffers"));
   }
+  if (backend.kind() == BackendKind::kCpu && spec.measurement.placements > 1) {
+    result.notes.push_back(absl::StrCat(
+        "placements = ", spec.measurement.placements,
+        " has no effect on the cpu backend: it rotates only CUDA device buffers"));
+  }
   return result;
 }
 
@@ -482,6 +487,7 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   HostData data = GenerateHostData(*spec.kernel, spec.shape, spec.seed, pool);
   data.peer_device = spec.peer_device_index;
   data.placement_pad_bytes = spec.measurement.placement_pad_bytes;
+  data.placements = std::max(spec.measurement.placements, 1);
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    backend.Open(spec.device_index, *spec.kernel, spec.geometry, data));
   result.resources = session->Resources();

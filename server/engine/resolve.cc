@@ -294,6 +294,12 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
         "] (1 GiB): the unused bytes left after each device buffer of 1 MiB or more (0 = the "
         "server's default)"));
   }
+  r.placements = m.placements == 0 ? 1 : m.placements;
+  if (r.placements < 1 || r.placements > kMaxPlacements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "measurement.placements = ", r.placements, " is outside [1, ", kMaxPlacements,
+        "]: the copies of the run's device buffers cold samples rotate over (0 = one)"));
+  }
   if (UsesCupti(r.timer) && r.profile_runs > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "measurement.timer = ", TimerChoiceName(r.timer),
@@ -301,6 +307,26 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
         "the profiler then); use timer auto or events"));
   }
   return r;
+}
+
+// More than one placement needs buffers the session can allocate again at will: all on the run's
+// device, and no launch state made for the first copy (cuBLASLt's plan and workspace).
+absl::Status CheckPlacements(const MeasurementOptions& m, const KernelVariant& k) {
+  if (m.placements <= 1) return absl::OkStatus();
+  if (k.cuda_setup != nullptr || k.cpu_setup != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "measurement.placements = ", m.placements, ": ", k.name,
+        " keeps launch state made for its buffers, so it runs on one placement (1)"));
+  }
+  for (const BufferSpec& b : k.family->buffers) {
+    if (b.placement != Placement::kDevice) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "measurement.placements = ", m.placements, ": ", k.name,
+          " has buffers in host or peer memory; only families whose buffers are all on the "
+          "run's device rotate over placements"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The timer choice against the backend: the CPU backend times with its steady clock and has no
@@ -386,6 +412,7 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   RETURN_IF_ERROR(ChooseGrid(backend, device, &spec));
   ASSIGN_OR_RETURN(spec.measurement, ResolveMeasurement(request.measurement, limits));
   RETURN_IF_ERROR(CheckTimer(spec.measurement, backend));
+  RETURN_IF_ERROR(CheckPlacements(spec.measurement, *spec.kernel));
   ResolveRunOptions(request, limits, &spec);
   RETURN_IF_ERROR(CheckMemoryNow(spec, backend, device, limits));
   return spec;

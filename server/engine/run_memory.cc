@@ -1,5 +1,6 @@
 #include "server/engine/run_memory.h"
 
+#include <algorithm>
 #include <span>
 
 #include "absl/strings/str_cat.h"
@@ -7,7 +8,7 @@
 namespace gpubench {
 
 RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify,
-                      int64_t placement_pad_bytes) {
+                      int64_t placement_pad_bytes, int placements) {
   RunMemory need;
   const std::span<const BufferSpec> buffers = kernel.family->buffers;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -18,7 +19,8 @@ RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool v
     // The session's own buffer, on a device or (pinned / pageable) on the host.
     const Placement p = buffers[i].placement;
     if (p == Placement::kDevice || p == Placement::kPeerDevice) {
-      need.device_bytes += bytes + (bytes >= kPlacementPadMinBytes ? placement_pad_bytes : 0);
+      need.device_bytes += std::max(placements, 1) *
+                           (bytes + (bytes >= kPlacementPadMinBytes ? placement_pad_bytes : 0));
     } else {
       need.host_bytes += bytes;
     }

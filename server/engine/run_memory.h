@@ -16,13 +16,14 @@ namespace gpubench {
 // Every buffer one run allocates: on the host (generated inputs, the read-back for verification)
 // and on the device (the kernel's buffers; host memory too on the CPU backend), where each device
 // (or peer-device) buffer of at least kPlacementPadMinBytes counts `placement_pad_bytes` more: the
-// pad the backend leaves after it (PlacementPadOn).
+// pad the backend leaves after it (PlacementPadOn). Device buffers count `placements` times (the
+// copies cold samples rotate over, PlacementsOn).
 struct RunMemory {
   int64_t host_bytes = 0;
   int64_t device_bytes = 0;
 };
 RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify,
-                      int64_t placement_pad_bytes);
+                      int64_t placement_pad_bytes, int placements = 1);
 
 // The placement pad a backend of `kind` allocates for a run that asks for `placement_pad_bytes`:
 // all of it on CUDA, none on the CPU backend (which ignores the pad).
@@ -30,11 +31,18 @@ inline int64_t PlacementPadOn(BackendKind kind, int64_t placement_pad_bytes) {
   return kind == BackendKind::kCpu ? 0 : placement_pad_bytes;
 }
 
-// What `spec` allocates on a backend of `kind`, the placement pad as that backend applies it (the
-// admission at resolve and the one at run start both count it this way).
+// The copies of the device buffers a backend of `kind` allocates for a run that asks for
+// `placements` (0: one): all of them on CUDA, one on the CPU backend (which ignores the option).
+inline int PlacementsOn(BackendKind kind, int placements) {
+  return kind == BackendKind::kCpu || placements < 1 ? 1 : placements;
+}
+
+// What `spec` allocates on a backend of `kind`, the placement pad and copies as that backend
+// applies them (the admission at resolve and the one at run start both count it this way).
 inline RunMemory RunMemoryOf(const RunSpec& spec, BackendKind kind) {
   return RunMemoryOf(*spec.kernel, spec.shape, spec.verify,
-                     PlacementPadOn(kind, spec.measurement.placement_pad_bytes));
+                     PlacementPadOn(kind, spec.measurement.placement_pad_bytes),
+                     PlacementsOn(kind, spec.measurement.placements));
 }
 
 // OK when a run needing `need` fits: host bytes (plus device bytes where the device is the host)

@@ -68,6 +68,11 @@ struct MeasurementOptions {
   // operands). A request's 0 means the server's default (--default_placement_pad_bytes, 0: none);
   // else 0 <= x <= kMaxPlacementPadBytes. The CPU backend ignores it.
   int64_t placement_pad_bytes = 0;
+  // Copies of the run's device buffers that cold samples rotate over (sample i: copy i mod
+  // placements), each its own allocation; hot samples, profile runs and verification use copy 0.
+  // A request's 0 means 1; else 1 <= x <= kMaxPlacements (kernels/backend.h). The CPU backend
+  // ignores it.
+  int placements = 0;
 };
 
 struct RunRequest {

@@ -69,6 +69,7 @@ void MeasurementFromProto(const v1::MeasurementOptions& m, RunRequest* r) {
   if (m.has_throttle_threshold()) r->measurement.throttle_threshold = m.throttle_threshold();
   r->measurement.max_duty = m.max_duty();
   r->measurement.placement_pad_bytes = m.placement_pad_bytes();
+  r->measurement.placements = m.placements();
 }
 
 }  // namespace
@@ -189,6 +190,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_throttle_threshold(s.measurement.throttle_threshold.value_or(kThrottleThreshold));
   req->set_max_duty(s.measurement.max_duty);
   req->set_placement_pad_bytes(s.measurement.placement_pad_bytes);
+  req->set_placements(s.measurement.placements);
   out->set_launch_report(r.launch_report);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());

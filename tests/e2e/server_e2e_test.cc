@@ -462,6 +462,31 @@ TEST_F(E2ETest, MeasurementV2ThroughTheCli) {
   }
 }
 
+TEST_F(E2ETest, PlacementsThroughTheCli) {
+  const std::string t = "--target=" + server_->target();
+  CliResult run =
+      RunCli("run add_f32 --size=4Ki --placements=4 --min_samples=3 --format=json " + t);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  v1::RunResult parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &parsed).ok());
+  EXPECT_EQ(parsed.request().placements(), 4);
+  ASSERT_EQ(parsed.measurement().notes_size(), 1) << run.out;
+  EXPECT_NE(parsed.measurement().notes(0).find("placements = 4 has no effect on the cpu backend"),
+            std::string::npos);
+  // Out of range: the server's INVALID_ARGUMENT; a family that cannot rotate: FAILED_PRECONDITION.
+  CliResult many = RunCli("run add_f32 --size=1000 --placements=17 " + t, true);
+  EXPECT_EQ(many.exit_code, 1) << many.out;
+  EXPECT_NE(many.out.find("measurement.placements = 17 is outside [1, 16]"), std::string::npos)
+      << many.out;
+  CliResult host = RunCli("run copy_h2d_pinned --size=1000 --placements=2 " + t, true);
+  EXPECT_EQ(host.exit_code, 1) << host.out;
+  EXPECT_NE(host.out.find("FAILED_PRECONDITION"), std::string::npos) << host.out;
+  CliResult typo = RunCli("run add_f32 --size=1000 --placements=four " + t, true);
+  EXPECT_EQ(typo.exit_code, 2) << typo.out;
+  CliResult help = RunCli("run --help");
+  EXPECT_NE(help.out.find("--placements"), std::string::npos) << help.out;
+}
+
 TEST_F(E2ETest, PlacementPadThroughTheCli) {
   const std::string t = "--target=" + server_->target();
   // In --size's syntax; echoed in the result; the cpu backend says it ignored it.

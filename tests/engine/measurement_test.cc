@@ -489,6 +489,34 @@ TEST(MeasureOnCpu, PlacementPadIsIgnoredWithANote) {
   }
 }
 
+// Placements rotate CUDA device buffers only: the CPU backend measures one copy, echoes the
+// request and says so in a note.
+TEST(MeasureOnCpu, PlacementsAreIgnoredWithANote) {
+  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  RunRequest req;
+  req.kernel = "add_f32";
+  req.elements = 3000;
+  req.measurement.min_samples = 3;
+  req.measurement.min_time_seconds = 0.001;
+  req.measurement.max_noise = 1.0;
+  ParallelPool pool(2);
+  for (int placements : {0, 4}) {
+    req.measurement.placements = placements;
+    absl::StatusOr<RunSpec> spec = ResolveRunRequest(req, *backend, ServerLimits());
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    absl::StatusOr<RunResult> r = MeasureRun(*backend, *spec, [] { return false; }, &pool);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->verification->passed);
+    EXPECT_EQ(r->spec.measurement.placements, placements == 0 ? 1 : placements);
+    const bool noted = std::any_of(r->notes.begin(), r->notes.end(), [](const std::string& n) {
+      return n ==
+             "placements = 4 has no effect on the cpu backend: it rotates only CUDA device "
+             "buffers";
+    });
+    EXPECT_EQ(noted, placements > 1) << placements;
+  }
+}
+
 TEST(MeasureOnCpu, ProfileModeOnTheCpuBackend) {
   auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
   RunRequest req;

@@ -119,6 +119,73 @@ TEST(RunMemory, PlacementPadOnDeviceBuffersOfOneMibOrMore) {
   EXPECT_EQ(PlacementPadOn(BackendKind::kCuda, pad), pad);
 }
 
+TEST_F(ResolveTest, PlacementsFromOneToSixteen) {
+  RunRequest r = Valid();
+  for (const auto& [asked, resolved] : {std::pair{0, 1}, {1, 1}, {4, 4}, {kMaxPlacements, 16}}) {
+    r.measurement.placements = asked;
+    absl::StatusOr<RunSpec> s = Resolve(r);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(s->measurement.placements, resolved) << asked;
+  }
+  for (int bad : {-1, kMaxPlacements + 1}) {
+    r.measurement.placements = bad;
+    absl::StatusOr<RunSpec> s = Resolve(r);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(s.status().message()),
+                HasSubstr(absl::StrCat("measurement.placements = ", bad, " is outside [1, 16]")));
+  }
+}
+
+// Copies are allocated again at will only where every buffer is on the run's device and no launch
+// state was made for the first copy: GEMM (cuBLASLt plan, workspace) and host copies refuse.
+TEST_F(ResolveTest, PlacementsNeedDeviceBuffersAndNoLaunchState) {
+  RunRequest r;
+  r.measurement.placements = 2;
+  for (const auto& [kernel, why] :
+       {std::pair<std::string, std::string>{"gemm_f16", "keeps launch state"},
+        {"copy_h2d_pinned", "has buffers in host or peer memory"}}) {
+    r.kernel = kernel;
+    r.elements = 64;
+    absl::StatusOr<RunSpec> s = Resolve(r);
+    ASSERT_FALSE(s.ok()) << kernel;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
+    EXPECT_THAT(std::string(s.status().message()), HasSubstr(why));
+    EXPECT_THAT(std::string(s.status().message()), HasSubstr("measurement.placements = 2"));
+  }
+  r.kernel = "saxpy_balanced";  // device buffers, an in-out among them: rotates
+  r.elements = 1000;
+  EXPECT_TRUE(Resolve(r).ok());
+}
+
+// Admission counts every copy's device buffers (the fake device has 1 GiB free): 16Mi add_f32 is
+// three 64 MiB buffers, 192 MiB a copy.
+TEST_F(ResolveTest, MemoryAdmissionCountsEveryPlacement) {
+  RunRequest r = Valid();
+  r.kernel = "add_f32";
+  r.elements = 16 << 20;
+  r.measurement.placements = 5;  // 960 MiB: fits
+  EXPECT_TRUE(Resolve(r).ok());
+  r.measurement.placements = 6;  // 1152 MiB: does not
+  absl::StatusOr<RunSpec> s = Resolve(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(s.status().message()),
+              HasSubstr(absl::StrCat("needs ", 6 * 3 * (int64_t{64} << 20),
+                                     " bytes of device memory")));
+}
+
+TEST(RunMemory, PlacementsCountEveryDeviceCopy) {
+  const KernelVariant& add = **FindKernel("add_f32");
+  const RunMemory one = RunMemoryOf(add, {.elements = 256 << 10}, true, 5000);
+  const RunMemory four = RunMemoryOf(add, {.elements = 256 << 10}, true, 5000, 4);
+  EXPECT_EQ(four.device_bytes, 4 * one.device_bytes);  // the pad too, after every copy's buffer
+  EXPECT_EQ(four.host_bytes, one.host_bytes);          // one set of inputs, one read-back
+  EXPECT_EQ(PlacementsOn(BackendKind::kCpu, 4), 1);    // the CPU backend ignores the option
+  EXPECT_EQ(PlacementsOn(BackendKind::kCuda, 4), 4);
+  EXPECT_EQ(PlacementsOn(BackendKind::kCuda, 0), 1);
+}
+
 TEST_F(ResolveTest, ThrottleThresholdZeroKeepsEverySampleAndIsKept) {
   RunRequest r = Valid();
   r.measurement.throttle_threshold = 0;  // not "the default": 0 turns discarding off

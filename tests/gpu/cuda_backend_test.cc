@@ -335,6 +335,40 @@ TEST_F(CudaTest, PlacementPadTakesMemoryAfterEachLargeDeviceBuffer) {
   }
 }
 
+// Placements (measurement.placements): an open session holds every copy of the device buffers,
+// cold and hot runs over 4 copies verify (RunOnceAndRead compares every copy's output with copy
+// 0's), and saxpy's in-out buffer starts from its generated contents on every copy.
+TEST_F(CudaTest, PlacementsHoldEveryCopyAndVerify) {
+  auto free_while_open = [&](int placements) -> absl::StatusOr<int64_t> {
+    ASSIGN_OR_RETURN(const RunSpec spec, ResolveRunRequest(Quick("add_f32", int64_t{16} << 20),
+                                                           *backend_, ServerLimits()));
+    HostData data = GenerateHostData(*spec.kernel, spec.shape, 1, &pool_);
+    data.placements = placements;
+    ASSIGN_OR_RETURN(const std::unique_ptr<Session> session,
+                     backend_->Open(spec.device_index, *spec.kernel, spec.geometry, data));
+    ASSIGN_OR_RETURN(const DeviceInfo d, backend_->Describe(spec.device_index));
+    return d.free_memory_bytes;
+  };
+  absl::StatusOr<int64_t> one = free_while_open(1);
+  absl::StatusOr<int64_t> four = free_while_open(4);
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE(four.ok()) << four.status();
+  // Three more copies of three 64 MiB buffers.
+  EXPECT_NEAR(static_cast<double>(*one - *four), 9.0 * (int64_t{64} << 20), int64_t{16} << 20);
+  for (const char* kernel : {"add_f16_tuned", "saxpy_balanced", "copy_d2d"}) {
+    for (CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
+      RunRequest r = Quick(kernel, (int64_t{1} << 20) + 7);
+      r.cache_mode = mode;
+      r.measurement.placements = 4;
+      absl::StatusOr<RunResult> run = Run(r);
+      ASSERT_TRUE(run.ok()) << kernel << ": " << run.status();
+      EXPECT_TRUE(run->verification->passed) << kernel;
+      EXPECT_EQ(run->spec.measurement.placements, 4);
+      EXPECT_GT(run->stats.median_seconds, 0);
+    }
+  }
+}
+
 TEST_F(CudaTest, ColdIsNotFasterThanHotInL2) {
   // 1Mi floats x 3 buffers = 12 MiB: fits a modern L2, so hot (cache-warm) must beat cold.
   // Both timed by CUDA events: under the default timer a cold sample is the kernel's own

@@ -80,6 +80,12 @@ TEST_F(ConvertTest, RunRequestFieldsAndUnsetOptionals) {
   m->set_placement_pad_bytes(-1);  // carried as is: the resolver refuses it
   EXPECT_EQ(FromProto(p).measurement.placement_pad_bytes, -1);
   m->clear_placement_pad_bytes();
+  EXPECT_EQ(r.measurement.placements, 0);  // unset: one copy
+  m->set_placements(4);
+  EXPECT_EQ(FromProto(p).measurement.placements, 4);
+  m->set_placements(-2);  // carried as is: the resolver refuses it
+  EXPECT_EQ(FromProto(p).measurement.placements, -2);
+  m->clear_placements();
   // Unset optional fields stay unset, so the engine's defaults apply; set ones are kept, false
   // and zero included.
   EXPECT_FALSE(r.verify.has_value());
@@ -304,6 +310,9 @@ TEST_F(ConvertTest, PlacementPadEchoed) {
   r.spec.measurement.placement_pad_bytes = int64_t{34} << 20;
   ToProto(r, &p);
   EXPECT_EQ(p.request().placement_pad_bytes(), int64_t{34} << 20);
+  r.spec.measurement.placements = 8;
+  ToProto(r, &p);
+  EXPECT_EQ(p.request().placements(), 8);
 }
 
 TEST_F(ConvertTest, SweepRequestToPlan) {
