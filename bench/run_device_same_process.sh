@@ -27,6 +27,16 @@ left() { echo $(( DEADLINE - $(date +%s) )); }
 # box SECONDS: the step's time box, never past the call's budget (at least 5 s).
 box() { local s=$1 l; l=$(( $(left) - 5 )); (( l < s )) && s=$l; (( s < 5 )) && s=5; echo "$s"; }
 has() { [[ ,$STEPS, == *,$1,* ]]; }
+# alternate_rounds N LABEL SERVER_FN TORCH_FN: N rounds (each started only with 40 s left), odd
+# ones server side first, even ones torch side first; packs after each.
+alternate_rounds() {
+  local r
+  for r in $(seq 1 "$1"); do
+    (( $(left) < 40 )) && { echo "$2 round $r skipped: $(left) s left"; break; }
+    if (( r % 2 )); then "$3" "$r"; "$4" "$r"; else "$4" "$r"; "$3" "$r"; fi
+    echo "$2 round $r done ($(left) s left)"; pack
+  done
+}
 cat "$R/machine.txt"
 HAVE_TORCH=0
 timeout 60 python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null && HAVE_TORCH=1
@@ -52,13 +62,14 @@ if has duty; then
   start_server "$R/server.log" || { pack; exit 1; }
   KERNELS=${DUTY_KERNELS:-add_f16_tuned,add_bf16_tuned,add_f32_tuned}
   DUTIES=${DUTIES:-0,0.0025}
-  echo "duty: gpubench run K --size=1Mi --mode=cold --timer=events --min_time=0.05 --timeout=0.8 --max_duty=D --format=json; K in $KERNELS, D in $DUTIES; python3 bench/torch_add.py 1048576 --modes=cold --dtypes=f16,bf16,f32 --reps=300" >> "$R/command.txt"
+  DUTY_SIZE=${DUTY_SIZE:-1Mi}  # the smoke test's is small: a paced run needs many short samples
+  echo "duty: gpubench run K --size=$DUTY_SIZE --mode=cold --timer=events --min_time=0.05 --timeout=0.8 --max_duty=D --format=json; K in $KERNELS, D in $DUTIES; python3 bench/torch_add.py 1048576 --modes=cold --dtypes=f16,bf16,f32 --reps=300" >> "$R/command.txt"
   echo "round,kernel,max_duty,samples,median_seconds,min_sm_clock_hz,max_sm_clock_hz,duty_cycle" > "$R/duty.csv"
   server_side() {  # ROUND
     local k d
     for k in ${KERNELS//,/ }; do
       for d in ${DUTIES//,/ }; do
-        timeout 30 "$B/gpubench" run "$k" --target="$T" --size=1Mi --mode=cold --timer=events \
+        timeout 30 "$B/gpubench" run "$k" --target="$T" --size="$DUTY_SIZE" --mode=cold --timer=events \
             --min_time=0.05 --timeout=0.8 --max_duty="$d" --format=json > "$R/run.json" 2>> "$R/duty.err" &&
         python3 - "$1" "$k" "$d" "$R/run.json" >> "$R/duty.csv" <<'EOF'
 import json, sys
@@ -76,11 +87,7 @@ EOF
     timeout 60 python3 bench/torch_add.py 1048576 --modes=cold --dtypes=f16,bf16,f32 --reps=300 \
         2>> "$R/duty.err" | awk -F, -v r="$1" '{print r","$1",torch,"$4","$5",0,0,0"}' >> "$R/duty.csv"
   }
-  for r in $(seq 1 "${DUTY_ROUNDS:-5}"); do
-    (( $(left) < 40 )) && { echo "duty round $r skipped: $(left) s left"; break; }
-    if (( r % 2 )); then server_side "$r"; torch_side "$r"; else torch_side "$r"; server_side "$r"; fi
-    echo "duty round $r done ($(left) s left)"; pack
-  done
+  alternate_rounds "${DUTY_ROUNDS:-5}" duty server_side torch_side
   stop_server
 fi
 
@@ -121,11 +128,7 @@ print(",".join(row))' "$1" "$kind" "$k" "$m" "$R/run.json" >> "$R/streams.csv"
     timeout 60 python3 bench/torch_add.py 1048576 --modes=cold --dtypes=f16,bf16,f32 --reps=300 \
         2>> "$R/streams.err" | awk -F, -v r="$1" '{print r",torch,"$1","$2","$3","$4","$5}' >> "$R/streams.csv"
   }
-  for r in $(seq 1 "${STREAM_ROUNDS:-4}"); do
-    (( $(left) < 40 )) && { echo "streams round $r skipped: $(left) s left"; break; }
-    if (( r % 2 )); then servers_side "$r"; torch_side_streams "$r"; else torch_side_streams "$r"; servers_side "$r"; fi
-    echo "streams round $r done ($(left) s left)"; pack
-  done
+  alternate_rounds "${STREAM_ROUNDS:-4}" streams servers_side torch_side_streams
   for kind in ${KINDS//,/ }; do server=${stream_server[$kind]}; stop_server; done
 fi
 
