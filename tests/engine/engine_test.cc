@@ -122,6 +122,9 @@ TEST_F(EngineTest, RunsLeavingTheQueueReachTheObservers) {
   }
   release_ = true;
   EXPECT_TRUE(running.future.get().ok());
+  // The worker tells the observers after the run's callbacks: stop the engine (joining its
+  // workers) while `codes`, which it still holds, is alive.
+  engine_.reset();
 }
 
 TEST_F(EngineTest, CancelWhileRunningStopsAtSampleBoundary) {
