@@ -113,7 +113,14 @@ def query(prom, expr):
     try:
         return json.loads(http_get(url))
     except urllib.error.HTTPError as e:
-        return json.loads(e.read().decode())
+        # Prometheus answers a query while it is still starting with 503 and a plain-text body
+        # ("Service Unavailable"): not JSON. Seen in clean-clone CI (session 7), where the
+        # readiness loop below then died on the JSON error instead of trying again.
+        body = e.read().decode()
+        try:
+            return json.loads(body)
+        except ValueError:
+            return {"status": "error", "error": f"HTTP {e.code}: {body.strip()}"}
 
 
 def dcgm_exposition(scrape):
