@@ -4,7 +4,6 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -206,7 +205,7 @@ class CudaSession final : public Session {
     if (state_ != nullptr) cudaFreeHost(const_cast<cuda::BlockingState*>(state_));
     launch_state_.reset();  // the setup's state (handles, workspace) before the buffers
     memory_.clear();
-    copy_memory_.clear();
+    extra_copies_.clear();
     flush_.reset();
   }
 
@@ -241,7 +240,11 @@ class CudaSession final : public Session {
     // Zeros, plus a 16-byte tail outside the flushed bytes for the read pass's never-taken store.
     RETURN_IF_ERROR(Allocate(&flush_, flush_bytes_ + 16));
     CUDA_RETURN_IF_ERROR(cudaMemsetAsync(flush_.get(), 0, flush_bytes_ + 16, stream_));
-    RETURN_IF_ERROR(ResetOutputs());
+    // Every copy's outputs and in-outs start as ResetOutputs sets them; copy 0 stays selected.
+    for (size_t copy = Copies(); copy-- > 0;) {
+      SelectCopy(copy);
+      RETURN_IF_ERROR(ResetOutputs());
+    }
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     if (variant_.cuda_setup != nullptr) {
       const auto error = static_cast<cudaError_t>(
@@ -273,7 +276,7 @@ class CudaSession final : public Session {
 
   absl::StatusOr<double> ColdSample() override {
     // Placements: cold sample i runs on copy i mod placements (MeasurementOptions.placements).
-    SelectCopy(copies_.size() > 1 ? next_cold_copy_++ % copies_.size() : 0);
+    SelectCopy(next_cold_copy_++ % Copies());
     RETURN_IF_ERROR(FlushL2());
     if (time_profiler_ != nullptr) {
       // The flush completes before the profiled window: only the timed launch is a range.
@@ -330,7 +333,7 @@ class CudaSession final : public Session {
     RETURN_IF_ERROR(ResetOutputs());
     RETURN_IF_ERROR(Launch());
     RETURN_IF_ERROR(ReadVerified(out));
-    for (size_t copy = 1; copy < copies_.size(); ++copy) {
+    for (size_t copy = 1; copy < Copies(); ++copy) {
       SelectCopy(copy);
       RETURN_IF_ERROR(ResetOutputs());
       RETURN_IF_ERROR(Launch());
@@ -417,6 +420,25 @@ class CudaSession final : public Session {
     buffers_ = BuffersOfRun(data_, device_);
     if (NeedsPeerDevice(family)) RETURN_IF_ERROR(EnablePeerAccess());
     for (size_t i = 0; i < family.buffers.size(); ++i) {
+      buffers_.elements[i] = BufferElements(family.buffers[i], data_.shape);
+    }
+    RETURN_IF_ERROR(AllocateCopy(&memory_));
+    // Placements: more copies of every buffer, each its own allocation. The engine admits more
+    // than one only for families whose buffers are all on the run's device and that keep no
+    // launch state.
+    extra_copies_.resize(static_cast<size_t>(std::max(data_.placements, 1) - 1));
+    for (std::vector<std::unique_ptr<PlacedBuffer>>& copy : extra_copies_) {
+      RETURN_IF_ERROR(AllocateCopy(&copy));
+    }
+    SelectCopy(0);
+    return absl::OkStatus();
+  }
+
+  // One copy of the family's buffers, each where its declaration places it, inputs uploaded
+  // (outputs and in-outs are ResetOutputs' work).
+  absl::Status AllocateCopy(std::vector<std::unique_ptr<PlacedBuffer>>* copy) {
+    const KernelFamily& family = *variant_.family;
+    for (size_t i = 0; i < family.buffers.size(); ++i) {
       const BufferSpec& spec = family.buffers[i];
       const int owner = spec.placement == Placement::kPeerDevice ? data_.peer_device : device_;
       auto buffer = std::make_unique<PlacedBuffer>();
@@ -427,32 +449,7 @@ class CudaSession final : public Session {
         CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer->data(), data_.buffers[i].data(), buffer->bytes(),
                                         cudaMemcpyDefault));
       }
-      buffers_.data[i] = buffer->data();
-      buffers_.elements[i] = BufferElements(spec, data_.shape);
-      memory_.push_back(std::move(buffer));
-    }
-    copies_.assign(1, {});
-    for (size_t i = 0; i < memory_.size(); ++i) copies_[0][i] = memory_[i]->data();
-    // Placements: more copies of every (device) buffer, each its own allocation, inputs and
-    // in-outs uploaded, outputs set as ResetOutputs sets them. The engine admits only families
-    // whose buffers are all on the run's device and that keep no launch state.
-    for (int copy = 1; copy < std::max(data_.placements, 1); ++copy) {
-      std::array<void*, kMaxBuffers> pointers{};
-      for (size_t i = 0; i < family.buffers.size(); ++i) {
-        auto buffer = std::make_unique<PlacedBuffer>();
-        RETURN_IF_ERROR(buffer->Allocate(family.buffers[i].placement, memory_[i]->bytes(),
-                                         device_, device_,
-                                         static_cast<size_t>(data_.placement_pad_bytes)));
-        if (family.buffers[i].role != BufferRole::kOutput) {
-          CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer->data(), data_.buffers[i].data(),
-                                          buffer->bytes(), cudaMemcpyDefault));
-        } else {
-          CUDA_RETURN_IF_ERROR(cudaMemset(buffer->data(), 0xff, buffer->bytes()));
-        }
-        pointers[i] = buffer->data();
-        copy_memory_.push_back(std::move(buffer));
-      }
-      copies_.push_back(pointers);
+      copy->push_back(std::move(buffer));
     }
     return absl::OkStatus();
   }
@@ -497,9 +494,13 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
-  // Points the launches at copy `copy` of the device buffers (0: the first allocation).
+  // Copies of the buffers (MeasurementOptions.placements), and which one the launches use
+  // (0: memory_, the first allocation).
+  size_t Copies() const { return 1 + extra_copies_.size(); }
   void SelectCopy(size_t copy) {
-    for (size_t i = 0; i < memory_.size(); ++i) buffers_.data[i] = copies_[copy][i];
+    const std::vector<std::unique_ptr<PlacedBuffer>>& buffers =
+        copy == 0 ? memory_ : extra_copies_[copy - 1];
+    for (size_t i = 0; i < buffers.size(); ++i) buffers_.data[i] = buffers[i]->data();
   }
 
   // In-out buffers start from their generated contents (SAXPY's y); outputs from all-ones bytes
@@ -682,10 +683,9 @@ class CudaSession final : public Session {
   uint64_t region_ = 0;                                // of the last sample's timed launches
   std::optional<double> last_duration_seconds_;
   std::vector<std::unique_ptr<PlacedBuffer>> memory_;  // one per buffer of the family
-  // The buffers of the other placement copies (MeasurementOptions.placements), all copies' buffer
-  // pointers (copies_[0] = memory_'s), and the copy the next cold sample runs on.
-  std::vector<std::unique_ptr<PlacedBuffer>> copy_memory_;
-  std::vector<std::array<void*, kMaxBuffers>> copies_;
+  // The other placement copies (MeasurementOptions.placements), each laid out as memory_, and the
+  // copy the next cold sample runs on.
+  std::vector<std::vector<std::unique_ptr<PlacedBuffer>>> extra_copies_;
   size_t next_cold_copy_ = 0;
   DeviceBuffer flush_;
   L2Flush flush_mode_ = L2Flush::kClean;
