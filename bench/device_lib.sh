@@ -82,6 +82,21 @@ torch_version() {
   timeout 60 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" >> "$1" 2>&1
 }
 
+# json_fields FILE PATH...: the values at the dotted PATHs (timing.medianSeconds) of a JSON file,
+# such as a `gpubench run --format=json` result, comma-separated; 0 for a path it does not have.
+json_fields() {
+  python3 - "$@" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+def get(path):
+    v = doc
+    for key in path.split("."):
+        v = v.get(key, 0) if isinstance(v, dict) else 0
+    return str(v)
+print(",".join(get(p) for p in sys.argv[2:]))
+PY
+}
+
 # size_numbers SIZES [FACTOR]: a size list (16Ki,1Mi,4096) as plain numbers times FACTOR
 # (default 1), space-separated: the arguments of torch_*.py and pchase.
 size_numbers() {

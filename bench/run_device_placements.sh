@@ -39,12 +39,8 @@ for r in $(seq 1 "${RUNS:-5}"); do
       IFS=: read -r k size <<< "$c"
       timeout 30 "$B/gpubench" run "$k" --target="$T" --size="$size" --mode=cold --timer=events \
           --min_time=0.05 --timeout=0.8 --placements="$p" --format=json > "$R/run.json" 2>> "$R/runs.err" &&
-      python3 -c '
-import json, sys
-r, p, k, path = sys.argv[1:]
-j = json.load(open(path))
-print(",".join([r, "gpubench", p, k, j["request"]["elements"], "%.6e" % j["timing"]["medianSeconds"]]))
-' "$r" "$p" "$k" "$R/run.json" >> "$R/runs.csv"
+      echo "$r,gpubench,$p,$k,$(json_fields "$R/run.json" request.elements timing.medianSeconds)" \
+          >> "$R/runs.csv"
     done
     if ((HAVE_TORCH)); then
       timeout 60 python3 bench/torch_add.py $TORCH_SIZES --modes=cold --dtypes=f16,bf16,f32 \

@@ -71,14 +71,8 @@ if has duty; then
       for d in ${DUTIES//,/ }; do
         timeout 30 "$B/gpubench" run "$k" --target="$T" --size="$DUTY_SIZE" --mode=cold --timer=events \
             --min_time=0.05 --timeout=0.8 --max_duty="$d" --format=json > "$R/run.json" 2>> "$R/duty.err" &&
-        python3 - "$1" "$k" "$d" "$R/run.json" >> "$R/duty.csv" <<'EOF'
-import json, sys
-r, k, d, path = sys.argv[1:]
-j = json.load(open(path))
-t, m = j["timing"], j["measurement"]
-print(f"{r},{k},{d},{t['samples']},{t['medianSeconds']:.6e},{m.get('minSmClockHz', 0):.4e},"
-      f"{m.get('maxSmClockHz', 0):.4e},{m.get('dutyCycle', 0):.4f}")
-EOF
+        echo "$1,$k,$d,$(json_fields "$R/run.json" timing.samples timing.medianSeconds \
+            measurement.minSmClockHz measurement.maxSmClockHz measurement.dutyCycle)" >> "$R/duty.csv"
       done
     done
   }
@@ -113,13 +107,8 @@ if has streams; then
         timeout 30 "$B/gpubench" run "$k" --target="${stream_target[$kind]}" --size="$n" \
             --mode="$m" --timer=events --min_time=0.05 --timeout=0.8 --format=json \
             > "$R/run.json" 2>> "$R/streams.err" &&
-        python3 -c '
-import json, sys
-r, kind, k, m, path = sys.argv[1:]
-j = json.load(open(path))
-t = j["timing"]
-row = [r, kind, k, j["request"]["elements"], m, str(t["samples"]), "%.6e" % t["medianSeconds"]]
-print(",".join(row))' "$1" "$kind" "$k" "$m" "$R/run.json" >> "$R/streams.csv"
+        echo "$1,$kind,$k,$(json_fields "$R/run.json" request.elements),$m,$(json_fields \
+            "$R/run.json" timing.samples timing.medianSeconds)" >> "$R/streams.csv"
       done
     done
   }
