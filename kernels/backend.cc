@@ -21,6 +21,9 @@ class DescribeAmendingBackend final : public Backend {
     if (info.ok()) amend_(*info);
     return info;
   }
+  absl::Status ApplyDeviceLimits(int device, const DeviceLimits& limits) override {
+    return inner_->ApplyDeviceLimits(device, limits);
+  }
   absl::Status CheckLaunchSize(const KernelVariant& variant, const RunShape& shape) const override {
     return inner_->CheckLaunchSize(variant, shape);
   }

@@ -226,6 +226,13 @@ class Session {
   virtual AchievedCounters ProfileCounters() = 0;
 };
 
+// Limits a worker sets on its device's context before any run, so that a kernel cannot take
+// much of the device through the device runtime (0: the driver's default).
+struct DeviceLimits {
+  int64_t malloc_heap_bytes = 0;  // device-side malloc heap
+  int64_t printf_fifo_bytes = 0;  // device-side printf buffer
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -245,6 +252,12 @@ class Backend {
 
   // Current facts about `device` (free memory is read now). Thread-safe.
   virtual absl::StatusOr<DeviceInfo> Describe(int device) const = 0;
+
+  // Applies `limits` to `device` (creating its context where the backend has one). The CPU
+  // backend has no such limits: OK. Call once, before any Open on the device.
+  virtual absl::Status ApplyDeviceLimits(int /*device*/, const DeviceLimits& /*limits*/) {
+    return absl::OkStatus();
+  }
 
   // Blocks of `variant` at `block_size` threads that fit on one multiprocessor (the occupancy
   // API), or 0 where unknown (CPU, library launches). Thread-safe.

@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
 #include "common/command_line.h"
 #include "common/echo.h"
 #include "server/engine/engine.h"
+#include "kernels/test_faults.h"
 #include "server/heap_trimmer.h"
 #include "server/metrics/metrics.h"
 #include "server/service/benchmark_service.h"
@@ -39,6 +41,35 @@ ABSL_FLAG(double, cpu_min_launch_seconds, 0,
 ABSL_FLAG(std::string, node_name, "",
           "Name of this node, reported on every device and result (fleet reports key rows by GPU "
           "UUID and node). Empty: $NODE_NAME (the Kubernetes downward API), else the host name.");
+ABSL_FLAG(std::string, worker_mode, "process",
+          "process: each device is measured in its own gpubench_worker process, so a device "
+          "fault or a hung kernel ends that worker, never the server; in_process: every device "
+          "in this process (for A/B runs and debugging; a device fault then stops the server).");
+ABSL_FLAG(std::string, worker_binary, "",
+          "The gpubench_worker executable; empty: the one beside gpubench_server.");
+ABSL_FLAG(double, worker_stall_seconds, 60,
+          "A run whose samples and phases stop advancing this long is hung: its worker is "
+          "killed and restarted.");
+ABSL_FLAG(double, worker_deadline_grace_seconds, 5,
+          "A run still measuring this long after its deadline is hung: its worker is killed.");
+ABSL_FLAG(double, worker_heartbeat_timeout_seconds, 10,
+          "A worker silent this long (it beats every 0.2 s) is killed and restarted.");
+ABSL_FLAG(int, worker_max_faults, 5,
+          "Faults (deaths, kills) of one device's worker within --worker_fault_window_seconds "
+          "that mark the device unhealthy: its runs then answer UNAVAILABLE at once.");
+ABSL_FLAG(double, worker_fault_window_seconds, 600, "See --worker_max_faults.");
+ABSL_FLAG(double, worker_unhealthy_retry_seconds, 600,
+          "An unhealthy device's worker is started again after this long (0: never).");
+ABSL_FLAG(int64_t, worker_max_memory_bytes, 0,
+          "A worker whose resident host memory exceeds this is killed (0: no limit but the "
+          "kernel's OOM killer, which takes a worker before the server: oom_score_adj 1000).");
+ABSL_FLAG(int64_t, device_malloc_heap_bytes, 8 << 20,
+          "Device-side malloc heap of each worker's CUDA context.");
+ABSL_FLAG(int64_t, device_printf_fifo_bytes, 1 << 20,
+          "Device-side printf buffer of each worker's CUDA context.");
+ABSL_FLAG(bool, test_fault_kernels, false,
+          "TEST ONLY: add the test_fault_* variants, which crash, hang or exhaust their worker "
+          "on purpose, to the catalog.");
 ABSL_FLAG(int64_t, max_elements, int64_t{1} << 31, "Largest element count a request may ask.");
 ABSL_FLAG(int, queue_capacity, 64, "Pending runs per device before RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_sweep_items, 1000, "Most kernels x sizes x block sizes in one RunSweep.");
@@ -140,6 +171,18 @@ ServerConfig ConfigFromFlags() {
   if (c.cpu.uuid_seed.empty()) c.cpu.uuid_seed = c.node_name;
   c.cpu.min_launch_seconds = absl::GetFlag(FLAGS_cpu_min_launch_seconds);
   c.gpu_sharing = absl::GetFlag(FLAGS_gpu_sharing);
+  c.workers.mode = absl::GetFlag(FLAGS_worker_mode);
+  c.workers.binary = absl::GetFlag(FLAGS_worker_binary);
+  c.workers.stall_seconds = absl::GetFlag(FLAGS_worker_stall_seconds);
+  c.workers.deadline_grace_seconds = absl::GetFlag(FLAGS_worker_deadline_grace_seconds);
+  c.workers.heartbeat_timeout_seconds = absl::GetFlag(FLAGS_worker_heartbeat_timeout_seconds);
+  c.workers.max_faults = absl::GetFlag(FLAGS_worker_max_faults);
+  c.workers.fault_window_seconds = absl::GetFlag(FLAGS_worker_fault_window_seconds);
+  c.workers.unhealthy_retry_seconds = absl::GetFlag(FLAGS_worker_unhealthy_retry_seconds);
+  c.workers.max_memory_bytes = absl::GetFlag(FLAGS_worker_max_memory_bytes);
+  c.workers.device_malloc_heap_bytes = absl::GetFlag(FLAGS_device_malloc_heap_bytes);
+  c.workers.device_printf_fifo_bytes = absl::GetFlag(FLAGS_device_printf_fifo_bytes);
+  c.workers.test_fault_kernels = absl::GetFlag(FLAGS_test_fault_kernels);
   c.nvml_library = absl::GetFlag(FLAGS_nvml_library);
   c.max_elements = absl::GetFlag(FLAGS_max_elements);
   c.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
@@ -188,23 +231,42 @@ int Main() {
   const HeapTrimmer heap_trimmer(absl::Seconds(config.heap_trim_interval_seconds),
                                  /*slack_bytes=*/int64_t{32} << 20);
 
-  absl::StatusOr<Devices> devices = OpenDevices(config);
+  if (config.workers.test_fault_kernels) {
+    if (absl::Status added = RegisterTestFaultVariants(); !added.ok()) return StartupFailed(added);
+    spdlog::warn("--test_fault_kernels: the catalog has variants that crash their worker");
+  }
+  WorkerEventSink worker_events;
+  absl::StatusOr<Devices> devices =
+      OpenDevices(config, [&worker_events](const WorkerEvent& e) { worker_events.OnEvent(e); });
   if (!devices.ok()) return StartupFailed(devices.status());
   // Declared before the engine: its workers use the monitor until they stop.
   NvmlMonitor monitor(devices->nvml, DeviceUuids(*devices->backend), devices->sharing);
+  const std::vector<std::string> uuids = DeviceUuids(*devices->backend);
+  if (WorkerPool* pool = devices->workers.get()) {
+    monitor.SetWorkerPids([pool] { return pool->Pids(); });
+  }
 
   const ServerLimits limits = LimitsFor(config, *devices->backend);
   std::atomic<int> exit_code{kExitStopped};  // kExitDeviceLost after a device fault
   Engine engine(std::move(devices->backend), limits);
   engine.SetMonitor(&monitor);
   if (absl::Status fits = CheckDefaultsFit(engine); !fits.ok()) return StartupFailed(fits);
-  StopOnDeviceLoss(&engine, &exit_code);
+  if (devices->workers) {
+    engine.SetRunner(devices->workers.get());
+  } else {
+    StopOnDeviceLoss(&engine, &exit_code);
+  }
 
   auto registry = std::make_shared<prometheus::Registry>();
   Metrics metrics(registry, {.max_result_series = config.metrics.max_series,
                              .node_name = config.node_name});
   engine.AddObserver(&metrics);
   PublishDeviceInfo(engine.backend(), &metrics);
+  worker_events.AttachMetrics(&metrics, engine.backend().device_count());
+  // The workers stop before the metrics and the health service they report to go away.
+  const absl::Cleanup stop_workers = [&devices] {
+    if (devices->workers) devices->workers->Stop();
+  };
   absl::StatusOr<std::unique_ptr<prometheus::Exposer>> exposer =
       ServeMetrics(config.metrics, registry);
   if (!exposer.ok()) return StartupFailed(exposer.status());
@@ -229,6 +291,10 @@ int Main() {
   absl::StatusOr<StartedServer> server =
       StartGrpcServer(config, *std::move(credentials), &service, &metrics);
   if (!server.ok()) return StartupFailed(server.status());
+  worker_events.AttachHealth(server->server->GetHealthCheckService(), uuids);
+  const absl::Cleanup stop_workers_first = [&devices] {  // before the health service goes
+    if (devices->workers) devices->workers->Stop();
+  };
   spdlog::info("serving gpubench.v1.Benchmark on {} (port {}) backend={}", config.listen,
                server->port, std::string(engine.backend().name()));
   if (*scheduler) {

@@ -33,9 +33,7 @@
 #include "kernels/nvml_backend.h"
 #include "proto/plan_json.h"
 #include "server/service/rpc_metrics.h"
-#if GPUBENCH_HAVE_CUDA
-#include "kernels/cuda/cuda_backend.h"
-#endif
+#include "server/worker/open_backend.h"
 
 namespace gpubench {
 namespace {
@@ -47,42 +45,6 @@ std::string OpenSslError() {
   char buffer[256];
   ERR_error_string_n(code, buffer, sizeof(buffer));
   return buffer;
-}
-
-absl::StatusOr<std::unique_ptr<Backend>> ChooseBackend(const ServerConfig& config) {
-  const std::string& which = config.backend;
-  if (which == "cuda" || which == "auto") {
-#if GPUBENCH_HAVE_CUDA
-    absl::StatusOr<std::unique_ptr<Backend>> cuda = MakeCudaBackend();
-    if (cuda.ok()) {
-      spdlog::info("backend=cuda devices={}", (*cuda)->device_count());
-      return *std::move(cuda);
-    }
-    if (which == "cuda") {
-      return absl::FailedPreconditionError(fmt::format(
-          "backend=cuda requested but unavailable: {}", cuda.status().ToString()));
-    }
-    spdlog::info("backend=auto: no usable CUDA device ({}); using cpu",
-                 std::string(cuda.status().message()));
-#else
-    if (which == "cuda") {
-      return absl::FailedPreconditionError(
-          "backend=cuda requested but this build has no CUDA backend");
-    }
-    spdlog::info("backend=auto: built without CUDA; using cpu");
-#endif
-  } else if (which != "cpu") {
-    return absl::InvalidArgumentError(
-        fmt::format("--backend must be auto, cpu or cuda (got '{}')", which));
-  }
-  if (!(config.cpu.min_launch_seconds >= 0 && config.cpu.min_launch_seconds <= 10)) {
-    return absl::InvalidArgumentError(
-        fmt::format("--cpu_min_launch_seconds must be between 0 and 10 (got {})",
-                    config.cpu.min_launch_seconds));
-  }
-  auto backend = MakeCpuBackend(config.cpu);
-  spdlog::info("backend=cpu devices={}", backend->device_count());
-  return backend;
 }
 
 // Bounds on what one client (or a flood of cancelled streams, the HTTP/2 "rapid reset") can
@@ -101,7 +63,75 @@ bool ReadNonEmpty(const std::string& path, std::string* out) {
   return ReadFileToString(path, out) && !out->empty();
 }
 
+// The directory of this executable: gpubench_worker is installed beside gpubench_server.
+std::string ExecutableDirectory() {
+  char path[4096] = {0};
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return ".";
+  std::string p(path, static_cast<size_t>(n));
+  const size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+WorkerOptions WorkerOptionsFor(const ServerConfig& c) {
+  const ServerConfig::Workers& w = c.workers;
+  WorkerOptions o;
+  o.binary = w.binary.empty() ? ExecutableDirectory() + "/gpubench_worker" : w.binary;
+  o.args = {absl::StrCat("--backend=", c.backend),
+            absl::StrCat("--cpu_devices=", c.cpu.devices),
+            absl::StrCat("--cpu_threads=", c.cpu.threads_per_device),
+            absl::StrCat("--cpu_device_name=", c.cpu.device_name),
+            absl::StrCat("--cpu_uuid_seed=", c.cpu.uuid_seed),
+            absl::StrCat("--cpu_min_launch_seconds=", c.cpu.min_launch_seconds),
+            absl::StrCat("--device_malloc_heap_bytes=", w.device_malloc_heap_bytes),
+            absl::StrCat("--device_printf_fifo_bytes=", w.device_printf_fifo_bytes),
+            absl::StrCat("--test_fault_kernels=", w.test_fault_kernels ? "true" : "false")};
+  o.stall_timeout = absl::Seconds(w.stall_seconds);
+  o.deadline_grace = absl::Seconds(w.deadline_grace_seconds);
+  o.heartbeat_timeout = absl::Seconds(w.heartbeat_timeout_seconds);
+  o.max_faults = w.max_faults;
+  o.fault_window = absl::Seconds(w.fault_window_seconds);
+  o.unhealthy_retry = absl::Seconds(w.unhealthy_retry_seconds);
+  o.max_memory_bytes = w.max_memory_bytes;
+  return o;
+}
+
 }  // namespace
+
+void WorkerEventSink::Publish(int device, bool up) {
+  if (metrics_ != nullptr) metrics_->SetDeviceUp(device, up);
+  if (health_ != nullptr) {
+    health_->SetServingStatus(absl::StrCat("gpubench/device/", device), up);
+    if (device < static_cast<int>(uuids_.size()) && !uuids_[device].empty()) {
+      health_->SetServingStatus(absl::StrCat("gpubench/gpu/", uuids_[device]), up);
+    }
+  }
+}
+
+void WorkerEventSink::OnEvent(const WorkerEvent& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!event.fault.empty() && metrics_ != nullptr) {
+    metrics_->CountWorkerFault(event.device, event.fault);
+  }
+  const bool up = event.state != WorkerState::kUnhealthy && event.state != WorkerState::kStopped;
+  up_[event.device] = up;
+  Publish(event.device, up);
+}
+
+void WorkerEventSink::AttachMetrics(Metrics* metrics, int device_count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  metrics_ = metrics;
+  for (int d = 0; d < device_count; ++d) up_.insert({d, true});  // in-process: always up
+  for (const auto& [device, up] : up_) Publish(device, up);
+}
+
+void WorkerEventSink::AttachHealth(grpc::HealthCheckServiceInterface* health,
+                                   std::vector<std::string> uuids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  health_ = health;
+  uuids_ = std::move(uuids);
+  for (const auto& [device, up] : up_) Publish(device, up);
+}
 
 absl::Status ValidateConfig(const ServerConfig& c) {
   std::vector<std::string> problems;
@@ -138,6 +168,21 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   number("max_concurrent_streams", c.max_concurrent_streams, 1, 100000);
   number("max_memory_bytes", static_cast<double>(c.max_memory_bytes), 64 << 20, 1e15);
   number("heap_trim_interval_seconds", c.heap_trim_interval_seconds, 0, 3600);
+  if (c.workers.mode != "process" && c.workers.mode != "in_process") {
+    problems.push_back(absl::StrCat("--worker_mode must be process or in_process (got '",
+                                    c.workers.mode, "')"));
+  }
+  number("worker_stall_seconds", c.workers.stall_seconds, 0.1, 86400);
+  number("worker_deadline_grace_seconds", c.workers.deadline_grace_seconds, 0, 3600);
+  number("worker_heartbeat_timeout_seconds", c.workers.heartbeat_timeout_seconds, 0.5, 3600);
+  number("worker_max_faults", c.workers.max_faults, 1, 1e6);
+  number("worker_fault_window_seconds", c.workers.fault_window_seconds, 1, 30 * 86400);
+  number("worker_unhealthy_retry_seconds", c.workers.unhealthy_retry_seconds, 0, 30 * 86400);
+  number("worker_max_memory_bytes", static_cast<double>(c.workers.max_memory_bytes), 0, 1e15);
+  number("device_malloc_heap_bytes", static_cast<double>(c.workers.device_malloc_heap_bytes), 0,
+         64e9);
+  number("device_printf_fifo_bytes", static_cast<double>(c.workers.device_printf_fifo_bytes), 0,
+         64e9);
   // Partial TLS would silently serve plaintext.
   const bool cert = !c.tls.cert.empty();
   const bool key = !c.tls.key.empty();
@@ -151,11 +196,24 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
 }
 
-absl::StatusOr<Devices> OpenDevices(const ServerConfig& config) {
-  absl::StatusOr<std::unique_ptr<Backend>> chosen = ChooseBackend(config);
-  if (!chosen.ok()) return chosen.status();
+absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
+                                    std::function<void(const WorkerEvent&)> on_worker_event) {
   Devices devices;
-  devices.backend = WithNodeName(*std::move(chosen), config.node_name);
+  if (config.workers.mode == "process") {
+    absl::StatusOr<std::unique_ptr<WorkerPool>> pool =
+        WorkerPool::Start(WorkerOptionsFor(config), std::move(on_worker_event));
+    if (!pool.ok()) return pool.status();
+    devices.workers = *std::move(pool);
+    devices.backend = WithNodeName(devices.workers->MakeBackend(), config.node_name);
+    spdlog::info("backend={} devices={}, each in its own worker process",
+                 std::string(devices.backend->name()), devices.backend->device_count());
+  } else {
+    absl::StatusOr<std::unique_ptr<Backend>> chosen = OpenBackend(config.backend, config.cpu);
+    if (!chosen.ok()) return chosen.status();
+    devices.backend = WithNodeName(*std::move(chosen), config.node_name);
+    spdlog::warn("--worker_mode=in_process: every device in this process; a device fault stops "
+                 "the server (exit 3)");
+  }
   spdlog::info("node_name={}", config.node_name);
   absl::StatusOr<GpuSharing> sharing = ParseGpuSharing(config.gpu_sharing);
   if (!sharing.ok()) return sharing.status();

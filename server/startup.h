@@ -10,11 +10,15 @@
 #include <csignal>
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
 
@@ -25,6 +29,7 @@
 #include "kernels/nvml.h"
 #include "server/engine/engine.h"
 #include "server/engine/nvml_monitor.h"
+#include "server/engine/worker_pool.h"
 #include "server/metrics/metrics.h"
 #include "server/service/auth.h"
 #include "server/service/scheduler.h"
@@ -35,7 +40,9 @@ namespace gpubench {
 // Process exit codes of gpubench_server (the e2e tests and the DaemonSet rely on them).
 inline constexpr int kExitStopped = 0;        // a stop signal, drained cleanly
 inline constexpr int kExitBadStartup = 2;     // a flag, file, address or TLS material unusable
-inline constexpr int kExitDeviceLost = 3;     // a sticky device error: restart the process
+// A sticky device error with --worker_mode=in_process: restart the process. With worker
+// processes (the default) a device fault ends that device's worker only, never the server.
+inline constexpr int kExitDeviceLost = 3;
 
 // Everything the server's flags say, one field per flag (see the flag help in server/main.cc).
 struct ServerConfig {
@@ -52,6 +59,21 @@ struct ServerConfig {
   std::string node_name;        // resolved: --node_name, $NODE_NAME or the host name
   std::string gpu_sharing;      // exclusive | shared
   std::string nvml_library;
+  // The device worker processes (docs/workers.md).
+  struct Workers {
+    std::string mode = "process";  // process | in_process
+    std::string binary;            // empty: gpubench_worker beside this executable
+    double stall_seconds = 60;
+    double deadline_grace_seconds = 5;
+    double heartbeat_timeout_seconds = 10;
+    int max_faults = 5;
+    double fault_window_seconds = 600;
+    double unhealthy_retry_seconds = 600;
+    int64_t max_memory_bytes = 0;
+    int64_t device_malloc_heap_bytes = 8 << 20;
+    int64_t device_printf_fifo_bytes = 1 << 20;
+    bool test_fault_kernels = false;
+  } workers;
   // The engine's limits and defaults (-1: the backend's default).
   int64_t max_elements = 0;
   int queue_capacity = 0;
@@ -93,11 +115,35 @@ absl::Status ValidateConfig(const ServerConfig& config);
 // NVML's facts where NVML loads; the GPU-sharing policy. A backend that cannot be had, an unknown
 // sharing mode, or shared mode on CUDA without NVML is an error.
 struct Devices {
+  // With --worker_mode=process: the workers, and `backend` answers through them. Declared first:
+  // it outlives the backend that refers to it.
+  std::unique_ptr<WorkerPool> workers;
   std::unique_ptr<Backend> backend;
   std::shared_ptr<const Nvml> nvml;  // null: NVML did not load
   GpuSharing sharing = GpuSharing::kExclusive;
 };
-absl::StatusOr<Devices> OpenDevices(const ServerConfig& config);
+// `on_worker_event` receives the workers' state changes (WorkerEventSink::OnEvent).
+absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
+                                    std::function<void(const WorkerEvent&)> on_worker_event);
+
+// Fans the workers' state changes out to /metrics (gpubench_device_up,
+// gpubench_worker_restarts_total) and to the per-device gRPC health names "gpubench/device/<index>"
+// and "gpubench/gpu/<uuid>" (SERVING while the device takes runs). Either may attach after the
+// first events: the latest states are replayed. Thread-safe.
+class WorkerEventSink {
+ public:
+  void OnEvent(const WorkerEvent& event);
+  void AttachMetrics(Metrics* metrics, int device_count);
+  void AttachHealth(grpc::HealthCheckServiceInterface* health, std::vector<std::string> uuids);
+
+ private:
+  void Publish(int device, bool up);  // mu_ held
+  std::mutex mu_;
+  Metrics* metrics_ = nullptr;
+  grpc::HealthCheckServiceInterface* health_ = nullptr;
+  std::vector<std::string> uuids_;
+  std::map<int, bool> up_;
+};
 // The UUID of each device ("" where Describe fails), for the NVML monitor.
 std::vector<std::string> DeviceUuids(const Backend& backend);
 

@@ -778,6 +778,19 @@ class CudaBackend final : public Backend {
     return d;
   }
 
+  absl::Status ApplyDeviceLimits(int device, const DeviceLimits& limits) override {
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    if (limits.malloc_heap_bytes > 0) {
+      CUDA_RETURN_IF_ERROR(cudaDeviceSetLimit(cudaLimitMallocHeapSize,
+                                              static_cast<size_t>(limits.malloc_heap_bytes)));
+    }
+    if (limits.printf_fifo_bytes > 0) {
+      CUDA_RETURN_IF_ERROR(cudaDeviceSetLimit(cudaLimitPrintfFifoSize,
+                                              static_cast<size_t>(limits.printf_fifo_bytes)));
+    }
+    return absl::OkStatus();
+  }
+
   int MaxActiveBlocksPerMultiprocessor(const KernelVariant& variant, int device,
                                        int block_size) const override {
     const void* symbol = nullptr;

@@ -21,7 +21,8 @@ DeviceWorker::DeviceWorker(int device_index, Backend* backend, int capacity,
                            const std::vector<RunObserver*>* observers,
                            const std::function<void(int, const absl::Status&)>* device_lost,
                            const NvmlMonitor* const* monitor, const ServerLimits* limits,
-                           std::atomic<int64_t>* reserved_host_bytes)
+                           std::atomic<int64_t>* reserved_host_bytes,
+                           DeviceRunner* const* runner)
     : device_index_(device_index),
       backend_(backend),
       capacity_(capacity),
@@ -30,6 +31,7 @@ DeviceWorker::DeviceWorker(int device_index, Backend* backend, int capacity,
       monitor_(monitor),
       limits_(limits),
       reserved_host_bytes_(reserved_host_bytes),
+      runner_(runner),
       host_pool_(0),
       thread_([this] { Loop(); }) {}
 
@@ -183,16 +185,19 @@ absl::StatusOr<RunResult> DeviceWorker::Measure(const Item& item) {
   std::unique_ptr<ClockEventWatch> watch =
       *monitor_ != nullptr ? (*monitor_)->WatchClockEvents(device_index_, &no_watch) : nullptr;
   const Job* job = item.job.get();
-  absl::StatusOr<RunResult> result = MeasureRun(
-      *backend_, item.spec, device,
-      [job] { return job->cancelled() || absl::Now() >= job->deadline(); }, &host_pool_);
+  const CancelledFn cancelled = [job] {
+    return job->cancelled() || absl::Now() >= job->deadline();
+  };
+  DeviceRunner* runner = runner_ != nullptr ? *runner_ : nullptr;
+  absl::StatusOr<RunResult> result =
+      runner != nullptr ? runner->Measure(item.spec, device, job->deadline(), cancelled)
+                        : MeasureRun(*backend_, item.spec, device, cancelled, &host_pool_);
   if (reserved > 0) reserved_host_bytes_->fetch_sub(reserved);
   absl::StatusOr<std::vector<std::string>> reasons =
       watch ? watch->Stop()
             : absl::StatusOr<std::vector<std::string>>(absl::UnavailableError(no_watch));
   if (!result.ok()) return result;
-  FinishRunResult(*backend_,
-                  {.queued_at = item.queued_at,
+  FinishRunResult({.queued_at = item.queued_at,
                    .copy_ceiling = &copy_ceiling_,
                    .clock_event_reasons = std::move(reasons)},
                   &*result);
@@ -248,7 +253,8 @@ Engine::Engine(std::unique_ptr<Backend> backend, ServerLimits limits)
   for (int d = 0; d < backend_->device_count(); ++d) {
     workers_.push_back(
         std::make_unique<DeviceWorker>(d, backend_.get(), limits_.queue_capacity, &observers_,
-                                       &device_lost_, &monitor_, &limits_, &reserved_host_bytes_));
+                                       &device_lost_, &monitor_, &limits_, &reserved_host_bytes_,
+                                       &runner_));
   }
 }
 
@@ -267,6 +273,7 @@ absl::StatusOr<std::shared_ptr<Job>> Engine::Submit(RunSpec spec, absl::Time dea
     return absl::InvalidArgumentError(absl::StrCat("device_index ", spec.device_index,
                                                    " out of range"));
   }
+  if (runner_ != nullptr) RETURN_IF_ERROR(runner_->Available(spec.device_index));
   auto job = std::make_shared<Job>(deadline, workers_[spec.device_index].get());
   const int device = spec.device_index;
   absl::Status s = workers_[device]->Enqueue(std::move(spec), job, std::move(callbacks), position,

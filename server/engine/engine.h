@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/parallel.h"
 #include "kernels/backend.h"
+#include "server/engine/measurement.h"
 #include "server/engine/nvml_monitor.h"
 #include "server/engine/resolve.h"
 #include "server/engine/run_memory.h"
@@ -45,6 +46,18 @@ struct JobCallbacks {
 
 class DeviceWorker;
 
+// Where a device queue's runs are measured when not in this process: the device's worker process
+// (server/engine/worker_pool.h). Thread-safe.
+class DeviceRunner {
+ public:
+  virtual ~DeviceRunner() = default;
+  // OK when `device` takes runs; UNAVAILABLE saying why not (its worker was marked unhealthy).
+  virtual absl::Status Available(int device) const = 0;
+  // Measures `spec` (MeasureRun's contract); UNAVAILABLE when the worker dies or hangs on it.
+  virtual absl::StatusOr<RunResult> Measure(const RunSpec& spec, const DeviceInfo& device,
+                                            absl::Time deadline, const CancelledFn& cancelled) = 0;
+};
+
 // A submitted run. Cancel() is thread-safe and idempotent: a queued run leaves the queue at once
 // (on_done gets CANCELLED); a running one stops at the next sample boundary.
 class Job {
@@ -67,7 +80,8 @@ class DeviceWorker {
                const std::vector<RunObserver*>* observers,
                const std::function<void(int, const absl::Status&)>* device_lost,
                const NvmlMonitor* const* monitor, const ServerLimits* limits = nullptr,
-               std::atomic<int64_t>* reserved_host_bytes = nullptr);
+               std::atomic<int64_t>* reserved_host_bytes = nullptr,
+               DeviceRunner* const* runner = nullptr);
   ~DeviceWorker();  // stops: cancels queued runs, finishes the running one
 
   // Enqueues `job` (created with this worker). RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE after Stop().
@@ -111,6 +125,7 @@ class DeviceWorker {
   const NvmlMonitor* const* monitor_;  // the engine's; null when none
   const ServerLimits* limits_;
   std::atomic<int64_t>* reserved_host_bytes_;
+  DeviceRunner* const* runner_;  // the engine's; null (or pointing to null): in this process
   ParallelPool host_pool_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -142,6 +157,10 @@ class Engine {
   // watch. Optional; set before any Submit. Not owned.
   void SetMonitor(const NvmlMonitor* monitor) { monitor_ = monitor; }
 
+  // Runs measured by `runner` (the device workers) instead of MeasureRun on backend() in this
+  // process. Optional; set before any Submit. Not owned.
+  void SetRunner(DeviceRunner* runner) { runner_ = runner; }
+
   // Registers an observer; call before any Submit. Not owned.
   void AddObserver(RunObserver* observer) { observers_.push_back(observer); }
 
@@ -168,6 +187,7 @@ class Engine {
   std::vector<RunObserver*> observers_;
   std::function<void(int, const absl::Status&)> device_lost_;
   const NvmlMonitor* monitor_ = nullptr;
+  DeviceRunner* runner_ = nullptr;
   std::atomic<int64_t> reserved_host_bytes_{0};  // host bytes of the runs in progress
   TunedDefaults tuned_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;

@@ -505,6 +505,7 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
                                 .percent_of_peak = result.percent_of_peak,
                                 .median_seconds = result.stats.median_seconds,
                                 .waves = result.waves});
+  result.method = SampleMethodOf(backend, result);
   result.finished_at = absl::Now();
   return result;
 }

@@ -16,11 +16,11 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
-// getpid() and the NSpid line of /proc/self/status: NVML reports PIDs of the host's namespace,
+// `pid` and the NSpid line of /proc/<pid>/status: NVML reports PIDs of the host's namespace,
 // which equal getpid() only with hostPID (or outside containers).
-std::set<uint32_t> OwnPids() {
-  std::set<uint32_t> pids = {static_cast<uint32_t>(getpid())};
-  std::ifstream status("/proc/self/status");
+std::set<uint32_t> PidsOf(pid_t pid) {
+  std::set<uint32_t> pids = {static_cast<uint32_t>(pid)};
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
   std::string line;
   while (std::getline(status, line)) {
     if (line.rfind("NSpid:", 0) != 0) continue;
@@ -71,7 +71,7 @@ absl::StatusOr<std::vector<std::string>> ClockEventWatch::Stop() {
 
 NvmlMonitor::NvmlMonitor(std::shared_ptr<const Nvml> nvml, std::vector<std::string> uuids,
                          GpuSharing sharing)
-    : nvml_(std::move(nvml)), uuids_(std::move(uuids)), sharing_(sharing), own_pids_(OwnPids()) {}
+    : nvml_(std::move(nvml)), uuids_(std::move(uuids)), sharing_(sharing), own_pids_(PidsOf(getpid())) {}
 
 absl::Status NvmlMonitor::CheckIdle(int device) const {
   if (sharing_ == GpuSharing::kExclusive || nvml_ == nullptr || device < 0 ||
@@ -87,9 +87,13 @@ absl::Status NvmlMonitor::CheckIdle(int device) const {
                      ") is in use by another process: ", processes.status().message(),
                      "; set force to run anyway"));
   }
+  std::set<uint32_t> own = own_pids_;
+  if (worker_pids_) {
+    for (pid_t worker : worker_pids_()) own.merge(PidsOf(worker));
+  }
   std::vector<std::string> others;
   for (const NvmlProcess& p : *processes) {
-    if (own_pids_.count(p.pid)) continue;
+    if (own.count(p.pid)) continue;
     others.push_back(p.used_memory_bytes >= 0
                          ? absl::StrCat("pid ", p.pid, " (", p.kind, ", ",
                                         p.used_memory_bytes >> 20, " MiB)")

@@ -4,6 +4,9 @@
 #define GPUBENCH_SERVER_ENGINE_NVML_MONITOR_H_
 
 #include <atomic>
+#include <sys/types.h>
+
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -57,6 +60,10 @@ class NvmlMonitor {
 
   GpuSharing sharing() const { return sharing_; }
 
+  // The server's worker processes (server/engine/worker_pool.h), which hold the GPUs' contexts:
+  // the busy check counts them as this server, not as tenants. Set before the first CheckIdle.
+  void SetWorkerPids(std::function<std::set<pid_t>()> pids) { worker_pids_ = std::move(pids); }
+
   // OK in exclusive mode and for devices NVML does not know (the CPU backend's). In shared mode:
   // OK when no process other than this one has a context on the GPU; FAILED_PRECONDITION (with
   // kGpuBusyPayload) naming the GPU and the processes when one has; UNAVAILABLE when NVML cannot
@@ -77,6 +84,7 @@ class NvmlMonitor {
   const std::vector<std::string> uuids_;
   const GpuSharing sharing_;
   std::set<uint32_t> own_pids_;  // this process in every PID namespace /proc shows
+  std::function<std::set<pid_t>()> worker_pids_;
 };
 
 }  // namespace gpubench

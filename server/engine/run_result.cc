@@ -5,9 +5,8 @@
 #include "absl/strings/str_format.h"
 
 namespace gpubench {
-namespace {
 
-std::string MethodOf(const Backend& backend, const RunResult& result) {
+std::string SampleMethodOf(const Backend& backend, const RunResult& result) {
   const bool cold = result.spec.cache_mode == CacheMode::kCold;
   if (result.profile_mode) {
     return absl::StrFormat(
@@ -22,8 +21,6 @@ std::string MethodOf(const Backend& backend, const RunResult& result) {
   }
   return backend.SampleMethod(cold, result.hot_batch_size, durations);
 }
-
-}  // namespace
 
 RunOutcome OutcomeOf(const RunResult& result) {
   if (!result.verification.has_value()) return RunOutcome::kUnverified;
@@ -49,8 +46,7 @@ void CopyCeiling::Observe(const RunResult& result) {
   }
 }
 
-void FinishRunResult(const Backend& backend, RunFinish finish, RunResult* result) {
-  result->method = MethodOf(backend, *result);
+void FinishRunResult(RunFinish finish, RunResult* result) {
   result->queued_at = finish.queued_at;
   if (finish.copy_ceiling != nullptr) {
     finish.copy_ceiling->Observe(*result);

@@ -129,8 +129,13 @@ struct RunFinish {
 // Whether verification was requested, and whether it passed.
 RunOutcome OutcomeOf(const RunResult& result);
 
-// The one place a measured result is completed: the method text (from `backend`), the queue time, the copy ceiling and the clock events.
-void FinishRunResult(const Backend& backend, RunFinish finish, RunResult* result);
+// How `result`'s samples were taken, in words: `backend`'s SampleMethod, or profile mode.
+// MeasureRun sets it where the run is measured (in the device's worker process).
+std::string SampleMethodOf(const Backend& backend, const RunResult& result);
+
+// The one place a measured result is completed with what the device queue knows: the queue
+// time, the copy ceiling and the clock events.
+void FinishRunResult(RunFinish finish, RunResult* result);
 
 // A run whose verification failed is an error, never a result: kVerificationFailed becomes
 // INTERNAL with the first mismatch in the message; otherwise OK.

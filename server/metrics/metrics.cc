@@ -131,6 +131,16 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions 
                        .Name("gpubench_device_info")
                        .Help("Device facts as labels; value 1")
                        .Register(*registry_)),
+      device_up_(BuildGauge()
+                     .Name("gpubench_device_up")
+                     .Help("1 while the device takes runs (its worker process ready or "
+                           "restarting), 0 once it is marked unhealthy after repeated faults")
+                     .Register(*registry_)),
+      worker_restarts_(BuildCounter()
+                           .Name("gpubench_worker_restarts_total")
+                           .Help("Worker processes ended by a fault, by kind: signal, exit, "
+                                 "device_lost, hang, stall, heartbeat, memory, start")
+                           .Register(*registry_)),
       build_info_(BuildGauge()
                       .Name("gpubench_build_info")
                       .Help("Build facts as labels; value 1")
@@ -140,6 +150,21 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions 
                    .Help("Per-result label sets dropped by the LRU cap (--metrics_max_series)")
                    .Register(*registry_)
                    .Add({})) {}
+
+void Metrics::SetDeviceUp(int device, bool up) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, std::string> labels = device_labels_[device];
+  labels["device"] = absl::StrCat(device);
+  device_up_.Add(labels).Set(up ? 1 : 0);
+}
+
+void Metrics::CountWorkerFault(int device, const std::string& fault) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, std::string> labels = device_labels_[device];
+  labels["device"] = absl::StrCat(device);
+  labels["fault"] = fault;
+  worker_restarts_.Add(labels).Increment();
+}
 
 void Metrics::SetInfo(const std::vector<DeviceInfo>& devices, const std::string& backend) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -44,6 +44,13 @@ class Metrics final : public RunObserver {
   // A call began ("/package.Service/Method", or "other"): grpc_server_started_total.
   void OnRpcStarted(const std::string& method);
 
+  // A device's worker process (server/engine/worker_pool.h): gpubench_device_up is 1 while the
+  // device takes runs (its worker ready or restarting), 0 once unhealthy; each fault that ended a
+  // worker counts in gpubench_worker_restarts_total by `fault` kind. Labelled like the other
+  // per-GPU series; call after SetInfo.
+  void SetDeviceUp(int device, bool up);
+  void CountWorkerFault(int device, const std::string& fault);
+
   // Number of per-result label sets currently exported (for tests).
   int result_series() const;
 
@@ -91,6 +98,8 @@ class Metrics final : public RunObserver {
   prometheus::Family<prometheus::Counter>& grpc_handled_;
   prometheus::Family<prometheus::Histogram>& grpc_handling_;
   prometheus::Family<prometheus::Gauge>& device_info_;
+  prometheus::Family<prometheus::Gauge>& device_up_;
+  prometheus::Family<prometheus::Counter>& worker_restarts_;
   prometheus::Family<prometheus::Gauge>& build_info_;
   prometheus::Counter& evicted_;
 

@@ -51,25 +51,25 @@ TEST(RunOutcomeTest, DecidedByTheVerification) {
             absl::StatusCode::kCancelled);
 }
 
-TEST(FinishRunResultTest, MethodTextComesFromTheBackend) {
+TEST(SampleMethodOfTest, MethodTextComesFromTheBackend) {
   auto cpu = MakeCpuBackend({.devices = 1, .threads_per_device = 1});
   RunResult cold = Measured("add_f32", CacheMode::kCold);
-  FinishRunResult(*cpu, {}, &cold);
+  cold.method = SampleMethodOf(*cpu, cold);
   EXPECT_EQ(cold.method, cpu->SampleMethod(/*cold=*/true, 1, /*durations=*/std::nullopt));
   EXPECT_THAT(cold.method, HasSubstr("steady clock"));
 
   RunResult hot = Measured("add_f32", CacheMode::kHot);
-  FinishRunResult(*cpu, {}, &hot);
+  hot.method = SampleMethodOf(*cpu, hot);
   EXPECT_EQ(hot.method, "hot: 7 back-to-back launches timed with a steady clock per sample");
 
   testing::FakeBackend fake({});
   RunResult other = Measured("add_f32", CacheMode::kCold);
-  FinishRunResult(fake, {}, &other);
+  other.method = SampleMethodOf(fake, other);
   EXPECT_EQ(other.method, "fake cold sample");
 
   RunResult profiled = Measured("add_f32", CacheMode::kCold);
   profiled.profile_mode = true;
-  FinishRunResult(*cpu, {}, &profiled);
+  profiled.method = SampleMethodOf(*cpu, profiled);
   EXPECT_EQ(profiled.method,
             "profile mode (cold): each launch timed alone after a cache flush, no blocking "
             "kernel, no stopping rule");
@@ -81,20 +81,19 @@ TEST(FinishRunResultTest, QueueTimeClockEventsAndTheCopyCeiling) {
   const absl::Time queued = absl::FromUnixSeconds(1000);
 
   RunResult add = Measured("add_f32", CacheMode::kCold);
-  FinishRunResult(*cpu, {.queued_at = queued, .copy_ceiling = &ceiling}, &add);
+  FinishRunResult({.queued_at = queued, .copy_ceiling = &ceiling}, &add);
   EXPECT_EQ(add.queued_at, queued);
   EXPECT_FALSE(add.percent_of_copy_ceiling.has_value());  // no copy yet
   EXPECT_EQ(add.clock_events_unavailable_reason, "NVML not loaded");
 
   RunResult small_copy = Measured("copy_d2d", CacheMode::kCold);
   small_copy.bytes_moved = 3999;  // under 4x the L2: not DRAM-bound, not a ceiling
-  FinishRunResult(*cpu, {.copy_ceiling = &ceiling}, &small_copy);
+  FinishRunResult({.copy_ceiling = &ceiling}, &small_copy);
   EXPECT_EQ(ceiling.bytes_per_second(), 0);
 
   RunResult copy = Measured("copy_d2d", CacheMode::kCold);
   copy.bandwidth_bytes_per_second = 8e9;
-  FinishRunResult(*cpu,
-                  {.copy_ceiling = &ceiling,
+  FinishRunResult({.copy_ceiling = &ceiling,
                    .clock_event_reasons = std::vector<std::string>{"sw_thermal_slowdown"}},
                   &copy);
   EXPECT_DOUBLE_EQ(*copy.percent_of_copy_ceiling, 100.0);
@@ -102,7 +101,7 @@ TEST(FinishRunResultTest, QueueTimeClockEventsAndTheCopyCeiling) {
   EXPECT_TRUE(copy.clock_events_unavailable_reason.empty());
 
   RunResult later = Measured("add_f32", CacheMode::kCold);
-  FinishRunResult(*cpu, {.copy_ceiling = &ceiling}, &later);
+  FinishRunResult({.copy_ceiling = &ceiling}, &later);
   EXPECT_DOUBLE_EQ(*later.percent_of_copy_ceiling, 50.0);
   EXPECT_DOUBLE_EQ(later.copy_ceiling_bytes_per_second, 8e9);
 }

@@ -42,7 +42,6 @@ class TimerTest : public ::testing::Test {
   }
   absl::StatusOr<RunResult> Measure(const RunSpec& spec) {
     absl::StatusOr<RunResult> r = MeasureRun(*backend_, spec, [] { return false; }, &pool_);
-    if (r.ok()) FinishRunResult(*backend_, RunFinish{}, &*r);
     return r;
   }
   std::unique_ptr<testing::FakeBackend> backend_ =

@@ -1,0 +1,19 @@
+// Test-only kernel variants that break the process they run in, on purpose: a device trap, an
+// out-of-bounds store, a kernel that never returns, an abrupt exit and an allocation without
+// bound. They exist to prove that a fault ends one device's worker and never the server
+// (docs/workers.md). Never in the production catalog: registered only by
+// `--test_fault_kernels`, which the server passes on to its workers.
+#ifndef GPUBENCH_KERNELS_TEST_FAULTS_H_
+#define GPUBENCH_KERNELS_TEST_FAULTS_H_
+
+#include "absl/status/status.h"
+
+namespace gpubench {
+
+// Adds test_fault_{trap,oob,hang,exit,alloc} (elementwise-add family, f32) to the catalog. Call
+// once, before the catalog is read concurrently (RegisterVariants' rules).
+absl::Status RegisterTestFaultVariants();
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_KERNELS_TEST_FAULTS_H_

@@ -1,0 +1,97 @@
+// The server as a supervisor of per-device worker processes (docs/workers.md): each device's runs
+// are measured in its own gpubench_worker, which owns that device's context. A worker that dies
+// (a signal, an exit, a sticky device error) or hangs (past its run's deadline + grace, no
+// progress, missed heartbeats, over its memory limit) is killed and restarted with backoff; the
+// run in flight fails UNAVAILABLE saying what happened; queued runs go on in the new worker; other
+// devices never notice. After max_faults faults in fault_window the device is marked unhealthy:
+// its runs answer UNAVAILABLE at once until a later start succeeds.
+#ifndef GPUBENCH_SERVER_ENGINE_WORKER_POOL_H_
+#define GPUBENCH_SERVER_ENGINE_WORKER_POOL_H_
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kernels/backend.h"
+#include "server/engine/engine.h"
+
+namespace gpubench {
+
+struct WorkerOptions {
+  std::string binary;             // the gpubench_worker executable
+  std::vector<std::string> args;  // flags every worker gets (backend, CPU devices, ...)
+  absl::Duration start_timeout = absl::Seconds(60);  // spawn to Hello (CUDA init included)
+  absl::Duration heartbeat_timeout = absl::Seconds(10);
+  // A run in flight is hung when its progress (samples, phases) stops for this long, or when it
+  // is still running deadline_grace after its deadline.
+  absl::Duration stall_timeout = absl::Seconds(60);
+  absl::Duration deadline_grace = absl::Seconds(5);
+  int max_faults = 5;  // in fault_window: then the device is unhealthy
+  absl::Duration fault_window = absl::Minutes(10);
+  absl::Duration max_backoff = absl::Seconds(30);  // restart delays: 0, 0.5 s, 1 s, 2 s, ...
+  // An unhealthy device's worker is started again this long after it was marked (0: never).
+  absl::Duration unhealthy_retry = absl::Minutes(10);
+  int64_t max_memory_bytes = 0;  // a worker's resident memory limit (0: none)
+};
+
+// What a device's worker is doing, for observers (metrics, the health service).
+enum class WorkerState { kStarting, kReady, kRestarting, kUnhealthy, kStopped };
+const char* WorkerStateName(WorkerState state);
+
+// A worker's change of state. `fault` names what ended the previous worker ("signal", "exit",
+// "device_lost", "hang", "stall", "heartbeat", "memory", "start"); empty when no fault did.
+struct WorkerEvent {
+  int device = 0;
+  WorkerState state = WorkerState::kStarting;
+  std::string fault;
+  std::string reason;  // in words, for logs
+};
+
+class WorkerProcess;
+
+// Every device's worker. Thread-safe. Destruction stops every worker (closes its channel, then
+// SIGKILL after a second).
+class WorkerPool final : public DeviceRunner {
+ public:
+  // Starts the worker of device 0, which says how many devices there are and which backend it
+  // opened, then the others. `on_event` (optional) is called on the pool's threads and must not
+  // block. An error when the first worker cannot start (its message says why).
+  static absl::StatusOr<std::unique_ptr<WorkerPool>> Start(
+      WorkerOptions options, std::function<void(const WorkerEvent&)> on_event);
+  ~WorkerPool() override;
+
+  // A Backend for the supervisor's side: kind, devices, descriptions, occupancy and launch-size
+  // checks answered by the workers (a description from the last answer while a worker is down);
+  // Open fails (runs go through Measure).
+  std::unique_ptr<Backend> MakeBackend();
+
+  int device_count() const { return static_cast<int>(workers_.size()); }
+  // The pids of the live workers (the NVML busy check counts them as this server).
+  std::set<pid_t> Pids() const;
+  // Ready or restarting (the device takes runs); false once it is unhealthy.
+  bool Healthy(int device) const;
+
+  // DeviceRunner.
+  absl::Status Available(int device) const override;
+  absl::StatusOr<RunResult> Measure(const RunSpec& spec, const DeviceInfo& device,
+                                    absl::Time deadline, const CancelledFn& cancelled) override;
+
+  void Stop();
+
+ private:
+  WorkerPool() = default;
+  friend class WorkerBackend;
+  WorkerOptions options_;
+  std::string backend_name_;
+  std::vector<std::unique_ptr<WorkerProcess>> workers_;
+};
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_SERVER_ENGINE_WORKER_POOL_H_
