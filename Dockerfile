@@ -6,6 +6,7 @@
 # statically; CUPTI for the optional counter pass is copied from the build stage). CI builds the
 # same file with buildah from a Debian 12 base and the host's CUDA toolkit mounted at
 # /usr/local/cuda (scripts/container_test.sh).
+# Metadata (OCI labels, the binaries' revision): docker build $(scripts/image_build_args.sh) ...
 ARG BUILD_IMAGE=nvidia/cuda:13.0.1-devel-ubuntu24.04
 ARG RUNTIME_IMAGE=nvidia/cuda:13.0.1-base-ubuntu24.04
 ARG CLIENT_IMAGE=ubuntu:24.04
@@ -17,11 +18,14 @@ COPY scripts/container_packages.sh /usr/local/sbin/
 RUN container_packages.sh build
 WORKDIR /src
 COPY . .
+# .git is not in the context: the revision comes in as an argument (CMake's short form).
+ARG REVISION=unknown
 # CUPTI: extras/CUPTI/lib64 in the CUDA images and .run installs, lib/ or lib64/ elsewhere.
 RUN set -eu; \
     if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi; \
     cmake -S . -B /build -G Ninja -DGPUBENCH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
-      "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}"; \
+      "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}" \
+      "-DGPUBENCH_GIT_REVISION=$(printf %.12s "${REVISION}")"; \
     cmake --build /build -j"$(nproc)" --target gpubench_server gpubench; \
     mkdir -p /out/bin /out/lib; \
     strip -o /out/bin/gpubench_server /build/gpubench_server; \
@@ -38,6 +42,13 @@ RUN container_packages.sh client && rm /usr/local/sbin/container_packages.sh \
 COPY --from=build /out/bin/gpubench /usr/local/bin/
 RUN ! ldd /usr/local/bin/gpubench | grep "not found"
 USER 10001:10001
+# OCI metadata (client image), last so that new values rebuild no earlier layer.
+ARG VERSION=unknown REVISION=unknown SOURCE_URL=https://github.com/gpubench/gpubench
+COPY LICENSE /usr/share/doc/gpubench/LICENSE
+LABEL org.opencontainers.image.source="${SOURCE_URL}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
 ENTRYPOINT ["/usr/local/bin/gpubench"]
 
 FROM ${RUNTIME_IMAGE} AS server
@@ -59,5 +70,12 @@ EXPOSE 50051 9464
 ENV GPUBENCH_HEALTHCHECK_FLAGS=""
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
   CMD /usr/local/bin/gpubench devices --target=127.0.0.1:50051 --rpc_timeout_seconds=3 $GPUBENCH_HEALTHCHECK_FLAGS
+# OCI metadata, last so that new values rebuild no earlier layer.
+ARG VERSION=unknown REVISION=unknown SOURCE_URL=https://github.com/gpubench/gpubench
+COPY LICENSE /usr/share/doc/gpubench/LICENSE
+LABEL org.opencontainers.image.source="${SOURCE_URL}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
 ENTRYPOINT ["/usr/local/bin/gpubench_server"]
 CMD ["--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9464", "--backend=auto"]

@@ -8,7 +8,9 @@
 #  3. buildah run starts the server image as the non-root user on a read-only root filesystem with
 #     a bearer token; from the host: grpc.health.v1.Health/Check is SERVING, a verified benchmark
 #     runs through the CLI, /metrics serves the run's series, and the image's own HEALTHCHECK passes
-#     with the token given (and fails without it: the check is real).
+#     with the token given (and fails without it: the check is real);
+#  4. both images carry the OCI labels (source, revision, version, licenses) of this checkout
+#     (scripts/image_build_args.sh), and the server reports the same revision on /metrics.
 # Prints the image sizes and the time of each step.
 #   scripts/container_test.sh <build dir with gpubench and tests/grpc_health_check>
 set -euo pipefail
@@ -42,9 +44,11 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
 else
   step "no CUDA toolkit on the host: the image gets the CPU backend only"
 fi
+# The metadata arguments (version, git revision, source URL) as a release build passes them.
+mapfile -t meta < <(scripts/image_build_args.sh)
 bud=("${B[@]}" bud --isolation chroot --pull=never --layers --format docker
      --build-arg "BUILD_IMAGE=$base" --build-arg "RUNTIME_IMAGE=$base"
-     --build-arg "CLIENT_IMAGE=$base" --build-arg "CUDA_ARCHITECTURES=90" "${cuda[@]}")
+     --build-arg "CLIENT_IMAGE=$base" --build-arg "CUDA_ARCHITECTURES=90" "${meta[@]}" "${cuda[@]}")
 if [ "${CONTAINER_TEST_REUSE_IMAGES:-0}" = 1 ] && "${B[@]}" inspect --type image "$image" >/dev/null 2>&1 \
    && "${B[@]}" inspect --type image "$client_image" >/dev/null 2>&1; then
   step "CONTAINER_TEST_REUSE_IMAGES=1: running the images already built (no bud)"
@@ -57,6 +61,19 @@ step "buildah bud (client)"
   || { tail -40 "$work/bud-client.log"; fail "buildah bud --target client"; }
 grep -q "GPUBENCH_HAVE_CUDA\|CUDA backend ON" "$work/bud-server.log" && step "image build log: CUDA backend ON"
 fi
+# OCI labels: what image_build_args.sh derived from this checkout, on both images.
+for img in "$image" "$client_image"; do
+  "${B[@]}" inspect --type image "$img" | python3 -c 'import json, sys
+labels = json.load(sys.stdin)["OCIv1"]["config"].get("Labels") or {}
+want = dict(a.split("=", 1)[1].split("=", 1) for a in sys.argv[2:])
+want = {"source": want["SOURCE_URL"], "revision": want["REVISION"], "version": want["VERSION"],
+        "licenses": "Apache-2.0"}
+got = {k: labels.get("org.opencontainers.image." + k) for k in want}
+if got != want:
+    sys.exit(f"FAIL: {sys.argv[1]} OCI labels {got}, expected {want}")
+print(f"ok: {sys.argv[1]} OCI labels {got}")' "$img" "${meta[@]}" || fail "OCI labels of $img"
+done
+grep -q "Apache License" LICENSE && grep -q "Version 2.0" LICENSE || fail "LICENSE is not Apache-2.0"
 "${B[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' | grep -E "gpubench(-client)?:ci|gpubench-ci-base" \
   | sed 's/^/image size: /'
 
@@ -129,6 +146,11 @@ curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$work/metrics.txt" || fail 
 grep -q '^gpubench_run_verification_passed{.*kernel="add_f32".*} 1' "$work/metrics.txt" \
   || fail "/metrics lacks the run"
 echo "ok: /metrics serves the run ($(grep -c '^gpubench_' "$work/metrics.txt") gpubench samples)"
+# The image's binaries know the commit they were built from (.git is not in the build context).
+rev=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+grep -q "^gpubench_build_info{.*revision=\"${rev:0:12}\"" "$work/metrics.txt" \
+  || fail "gpubench_build_info lacks revision ${rev:0:12}: $(grep '^gpubench_build_info' "$work/metrics.txt")"
+echo "ok: gpubench_build_info carries the image's revision ${rev:0:12}"
 hc=$("${B[@]}" inspect --type image "$image" | python3 -c 'import json, sys
 d = json.load(sys.stdin)["Docker"]
 print(" ".join((d.get("config") or d.get("Config"))["Healthcheck"]["Test"]))')

@@ -24,9 +24,9 @@ print(json.dumps([o for o in yaml.safe_load_all(open(sys.argv[1])) if o]))' "$tm
   node "$src/tests/deploy/validate.mjs" < "$tmp/$overlay.json" > "$tmp/$overlay.out" \
     || { cat "$tmp/$overlay.out"; fail "schema validation of overlays/$overlay"; }
   echo "ok: overlays/$overlay renders and validates ($(tail -1 "$tmp/$overlay.out"))"
-  python3 - "$tmp/$overlay.json" "$overlay" <<'PY'
-import json, sys
-objs, overlay = json.load(open(sys.argv[1])), sys.argv[2]
+  python3 - "$tmp/$overlay.json" "$overlay" "$src" <<'PY'
+import json, os, sys
+objs, overlay, src = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
 def check(ok, what):
     if not ok:
         sys.exit(f"FAIL: overlays/{overlay}: {what}")
@@ -55,6 +55,17 @@ images = {c["image"]} | {cc["image"] for cc in pods[1]["containers"]}
 check(len({i.split(":")[1] for i in images}) == 1, f"one image tag {sorted(images)}")
 check(pods[1]["containers"][0]["image"].startswith("ghcr.io/gpubench/gpubench-client:"),
       "the fleet CronJob runs the slim client image")
+# Grafana's sidecar (kube-prometheus-stack) loads ConfigMaps labelled grafana_dashboard="1": the
+# dashboard file itself, under a fixed name (a hashed one would leave old copies behind).
+with open(os.path.join(src, "deploy/grafana/gpubench-dashboard.json")) as f:
+    dashboard = json.load(f)
+boards = [o for o in objs if o["kind"] == "ConfigMap"
+          and o["metadata"].get("labels", {}).get("grafana_dashboard") == "1"]
+check(len(boards) == 1 and boards[0]["metadata"]["name"] == "gpubench-grafana-dashboard"
+      and boards[0]["metadata"].get("namespace") == objs[0]["metadata"]["name"],
+      "one ConfigMap gpubench-grafana-dashboard labelled grafana_dashboard=1 in the namespace")
+check(len(boards) == 1 and [json.loads(v) for v in boards[0]["data"].values()] == [dashboard],
+      "it holds deploy/grafana/gpubench-dashboard.json")
 gpus = c["resources"].get("limits", {}).get("nvidia.com/gpu")
 if overlay == "shared-node":
     check(gpus is None, "no nvidia.com/gpu request (the GPUs stay the tenants')")

@@ -27,6 +27,8 @@ import urllib.request
 
 import yaml
 
+import dcgm_exporter
+
 # Panels that only a GPU backend can feed (no theoretical peak or SMs on the CPU backend).
 GPU_ONLY = ("gpubench_run_peak_bandwidth_ratio", "gpubench_run_theoretical_occupancy_ratio",
             "gpubench_run_achieved_occupancy_ratio", "gpubench_run_peak_flops_ratio")
@@ -123,24 +125,6 @@ def query(prom, expr):
             return {"status": "error", "error": f"HTTP {e.code}: {body.strip()}"}
 
 
-def dcgm_exposition(scrape):
-    """dcgm-exporter's text for the GPUs in gpubench_device_info: its metric and label names."""
-    lines = []
-    metrics = {"DCGM_FI_DEV_SM_CLOCK": ("gauge", 1980), "DCGM_FI_DEV_POWER_USAGE": ("gauge", 512.5),
-               "DCGM_FI_DEV_GPU_TEMP": ("gauge", 61), "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": ("gauge", 4)}
-    infos = [l for l in scrape.splitlines() if l.startswith("gpubench_device_info{")]
-    for name, (kind, value) in metrics.items():
-        lines += [f"# HELP {name} {name}.", f"# TYPE {name} {kind}"]
-        for info in infos:
-            labels = dict(re.findall(r'(\w+)="([^"]*)"', info))
-            dcgm = {"gpu": labels.get("gpu", ""), "UUID": labels.get("UUID", ""),
-                    "pci_bus_id": labels.get("pci_bus_id", ""), "device": "nvidia" + labels.get("gpu", ""),
-                    "modelName": labels.get("modelName", ""), "Hostname": labels.get("Hostname", ""),
-                    "DCGM_FI_DRIVER_VERSION": labels.get("kernel_driver", "")}
-            lines.append(name + "{" + ",".join(f'{k}="{v}"' for k, v in dcgm.items()) + "} " + str(value))
-    return "\n".join(lines) + "\n"
-
-
 def selected_kernels(expr, catalog):
     """The kernels of `catalog` (name -> family) that an expression's family / kernel matchers
     select (a panel of one family needs a run of it to have data); None when it has neither."""
@@ -159,12 +143,13 @@ def catalog_of(cli_bin, target):
     return {row[0]: row[1] for row in lines[1:] if len(row) > 1}
 
 
-def serve_text(port, text):
-    """A process serving `text` at /metrics (a stand-in dcgm-exporter)."""
+def serve_file(port, path):
+    """A process serving the file at `path` as /metrics (a stand-in dcgm-exporter), read on every
+    request so that a test can switch what the exporter serves."""
     code = ("import http.server, sys\n"
-            "body = sys.stdin.buffer.read()\n"
             "class H(http.server.BaseHTTPRequestHandler):\n"
             "    def do_GET(self):\n"
+            "        body = open(sys.argv[1], 'rb').read()\n"
             "        self.send_response(200)\n"
             "        self.send_header('Content-Type', 'text/plain; version=0.0.4')\n"
             "        self.end_headers()\n"
@@ -172,10 +157,50 @@ def serve_text(port, text):
             "    def log_message(self, *a):\n"
             "        pass\n"
             f"http.server.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
-    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
-    p.stdin.write(text.encode())
-    p.stdin.close()
-    return p
+    return subprocess.Popen([sys.executable, "-c", code, path])
+
+
+def check_dcgm_panels(prom, style, dashboard, notes):
+    """With dcgm-exporter serving `style` (dcgm_exporter.STYLES): every DCGM panel of the
+    dashboard and every query of docs/deploy-notes.md returns data whose legend labels are all
+    set; on a stock install (no clock-event counter) the clock-event ones evaluate, empty."""
+    clock = (dcgm_exporter.CLOCK_EVENTS, dcgm_exporter.CLOCK_EVENTS_LEGACY)
+    queries = [(f"panel '{p['title']}'", t["expr"], t.get("legendFormat", ""))
+               for p in dashboard["panels"] for t in p.get("targets", []) if "DCGM_" in t["expr"]]
+    queries += [("docs/deploy-notes.md", q, "{{hostname}}" if '"hostname"' in q else "")
+                for q in notes]
+    check(len(queries) >= 5, f"{len(queries)} DCGM queries (dashboard, docs/deploy-notes.md)")
+    for what, expr, legend in queries:
+        expr = (expr.replace("$__rate_interval", "1m").replace("$node", ".*")
+                .replace("$instance", ".*").replace("$gpu_model", ".*"))
+        res = query(prom, expr)
+        series = res.get("data", {}).get("result", []) if res.get("status") == "success" else []
+        if style == "stock" and any(c in expr for c in clock):
+            check(res.get("status") == "success" and not series,
+                  f"[{style} dcgm-exporter] {what}: {expr} evaluates, no data without the "
+                  f"clock-event counter line ({res.get('error', '')})")
+            continue
+        unset = sorted({l for s in series for l in dcgm_exporter.legend_labels(legend)
+                        if not s["metric"].get(l)})
+        check(bool(series) and not unset,
+              f"[{style} dcgm-exporter] {what}: {expr} returns data, legend {legend!r} set "
+              f"({len(series)} series; unset: {unset}; {res.get('error', '')})")
+
+
+def serve_dcgm_style(prom, dcgm_file, text, style):
+    """Switches the stand-in exporter to `style` and waits until Prometheus has only its series
+    (the other style's go stale at the next scrape)."""
+    with open(dcgm_file, "w") as f:
+        f.write(text)
+    host, other = ("Hostname", "hostname") if style == "legacy" else ("hostname", "Hostname")
+    end = time.time() + 30
+    while time.time() < end:
+        now = query(prom, f'DCGM_FI_DEV_SM_CLOCK{{{host}!=""}}').get("data", {}).get("result")
+        old = query(prom, f'DCGM_FI_DEV_SM_CLOCK{{{other}!=""}}').get("data", {}).get("result")
+        if now and not old:
+            return True
+        time.sleep(0.5)
+    return False
 
 
 def main():
@@ -285,18 +310,26 @@ def main():
         # A dcgm-exporter-shaped exposition for the same GPUs (labels from gpubench_device_info),
         # served beside gpubench, so the dashboard's UUID joins return data.
         dcgm_port = free_port()
-        dcgm_text = dcgm_exposition(scrape)
-        check("UUID=" in dcgm_text and 'gpu="3"' in dcgm_text and 'Hostname="ci-node"' in dcgm_text,
-              "gpubench_device_info carries UUID, gpu (NVML index), Hostname for the DCGM join")
-        procs.append(serve_text(dcgm_port, dcgm_text))
+        dcgm_texts = {style: dcgm_exporter.exposition(scrape, style, src)
+                      for style in dcgm_exporter.STYLES}
+        check("UUID=" in dcgm_texts["current"] and 'gpu="3"' in dcgm_texts["current"]
+              and 'hostname="ci-node"' in dcgm_texts["current"],
+              "gpubench_device_info carries UUID, gpu (NVML index), the host for the DCGM join")
+        dcgm_file = os.path.join(tmp, "dcgm.txt")
+        with open(dcgm_file, "w") as f:
+            f.write(dcgm_texts["current"])
+        procs.append(serve_file(dcgm_port, dcgm_file))
         prom = free_port()
         config = os.path.join(tmp, "prometheus.yml")
         shutil.copy(rules_file, os.path.join(tmp, "rules.yml"))
         with open(config, "w") as f:
             yaml.safe_dump({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
                             "rule_files": ["rules.yml"],
+                            # The `node` target label, as the ServiceMonitor and
+                            # deploy/prometheus/prometheus.yml set it.
                             "scrape_configs": [{"job_name": "gpubench", "static_configs": [
-                                {"targets": [f"127.0.0.1:{mport}"]}]},
+                                {"targets": [f"127.0.0.1:{mport}"],
+                                 "labels": {"node": "ci-node"}}]},
                                 {"job_name": "dcgm-exporter", "static_configs": [
                                     {"targets": [f"127.0.0.1:{dcgm_port}"]}]}]}, f)
         procs.append(subprocess.Popen(
@@ -320,17 +353,24 @@ def main():
             if var["type"] == "query":
                 expr = var["query"]["query"]
                 label = expr[len("label_values("):-1].rsplit(",", 1)
-                selector = label[0].replace("$instance", ".*")
+                selector = label[0].replace("$instance", ".*").replace("$node", ".*")
                 res = query(prom, selector)
-                check(res.get("status") == "success" and res["data"]["result"],
-                      f"dashboard variable {var['name']}: {selector} returns data")
+                values = {s["metric"].get(label[1].strip(), "")
+                          for s in res.get("data", {}).get("result", [])} - {""}
+                check(res.get("status") == "success" and values,
+                      f"dashboard variable {var['name']}: {selector} has {label[1].strip()} "
+                      f"values {sorted(values)}")
+        check([v["name"] for v in dashboard["templating"]["list"] if v["type"] == "query"][0]
+              == "node", "the dashboard's first variable is the node (what series and alerts "
+                         "key on), not the pod address")
         rows = [p["title"] for p in dashboard["panels"] if p["type"] == "row"]
         for family in ("Memory bandwidth", "GEMM", "Copies", "Memory latency"):
             check(any(t.startswith(family) for t in rows), f"the dashboard has a {family} row")
         for panel in dashboard["panels"]:
             for target in panel.get("targets", []):  # rows have none
                 expr = (target["expr"].replace("$__rate_interval", "1m")
-                        .replace("$instance", ".*").replace("$gpu_model", ".*"))
+                        .replace("$instance", ".*").replace("$gpu_model", ".*")
+                        .replace("$node", ".*"))
                 res = query(prom, expr)
                 ok = res.get("status") == "success"
                 has_data = ok and bool(res["data"]["result"])
@@ -345,6 +385,13 @@ def main():
                 else:
                     check(has_data, f"panel '{panel['title']}': {expr} returns data "
                                     f"({res.get('error', '')})")
+        # dcgm-exporter as clusters run it: main's `hostname`, the released `Hostname`, and a
+        # stock install without the clock-event counter; the same queries for each.
+        notes = dcgm_exporter.promql_blocks(os.path.join(src, "docs/deploy-notes.md"))
+        for style in dcgm_exporter.STYLES:
+            check(serve_dcgm_style(prom, dcgm_file, dcgm_texts[style], style),
+                  f"Prometheus scrapes the {style} dcgm-exporter exposition")
+            check_dcgm_panels(prom, style, dashboard, notes)
         rules = yaml.safe_load(open(rules_file))
         for group in rules["groups"]:
             for rule in group["rules"]:
