@@ -19,7 +19,7 @@ round, rounds repeat (--rounds), so drift between them shows as spread, not as a
 
 Prints CSV: experiment,dtype,elements,mode,kernel,hold,flush,buffers,stream,round,samples,
 median_seconds,clock_hz (the blocking kernel's SM clock median; 0 under the sleep hold).
-bench/same_process_report.py turns it into ratio tables.
+Ratio tables from it: bench/results/2026-11-30-h200-session7.md.
 
   python3 bench/add_same_process.py --lib .bundle/lib/libgpubench_add_probe.so small
   python3 bench/add_same_process.py --lib ... large --kernels=add_f32_bulk_pdl,cub_add_f32

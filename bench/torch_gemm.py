@@ -13,7 +13,7 @@ gpubench's (data values change tensor-core power, so the distribution must match
 Discipline (gpubench's hot mode, server/engine/measurement.cc): warm-up launches, then the batch
 size that makes one sample about 2 ms (ceil(2 ms / one launch), at most 256: gpubench's
 kHotBatchTargetSeconds), then samples back to back until --seconds of timed device time (gpubench's
-run reports this as measurement.measuredSeconds; run_device_gemm.sh passes it). Each sample: the
+run reports this as measurement.measuredSeconds; pass that value). Each sample: the
 stream held by a spinning kernel (torch.cuda._sleep) while Python queues the start event, BATCH
 launches and the stop event — as gpubench's blocking kernel holds it until the host has queued
 them; the spin lasts 1.5 x the previous sample's queuing time + 20 us, so no launch latency lands
@@ -23,7 +23,7 @@ through NVML after every sample (min, median, max reported). --batch N fixes the
 Python's per-sample overhead idles the GPU more than gpubench's loop does (H200, 2026-11-30: about
 0.75 here against 0.9 for gpubench at 4096^3), which matters on a power-capped GPU: --max_duty D
 paces this loop to at most D, as gpubench's --max_duty D paces its own, so both sides can run at
-the same duty (bench/run_device_gemm.sh MAX_DUTY).
+the same duty (bench/results/2026-11-30-h200-session4.md, call D).
 Prints CSV: impl,precision,m,n,k,mode,samples,batch,median_seconds,flops_per_second,
 measured_seconds,clock_min_mhz,clock_median_mhz,clock_max_mhz,kernel,started_unix,finished_unix,
 duty

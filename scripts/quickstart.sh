@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
-scripts/build.sh -DGPUBENCH_BUILD_TESTS=OFF
+# The service's binaries only: no tests, no bench/ tools (those compile CUDA code for every
+# architecture and are built by scripts/test.sh or by name).
+GPUBENCH_TARGETS="gpubench_server gpubench gpubench_worker?" \
+  scripts/build.sh -DGPUBENCH_BUILD_TESTS=OFF -DGPUBENCH_BUILD_BENCH=OFF
 bin=${BUILD_DIR:-build}
 listen=${GPUBENCH_LISTEN:-127.0.0.1:50051}
 "$bin/gpubench_server" --listen="$listen" &

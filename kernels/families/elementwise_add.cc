@@ -118,7 +118,7 @@ constexpr LaunchPolicy kSeedX8{.block_size = 32, .items_per_thread = 8};
 template <int kElementsPerPacket>
 constexpr LaunchPolicy OnePassPolicy() {
   return {
-      // Tile-shape sweep (bench/results/2026-11-29-h200-add/call2-shapes): 768 threads x 1
+      // Tile-shape sweep (bench/results/2026-11-29-h200-add.md, call 2): 768 threads x 1
       // packet best for f32, 4.43 TB/s at 256Mi and 48.8 us at 16Mi hot (CUB 4.42, 49.0-49.3
       // us); 256 x 2 packets 4.39. f16/bf16 move the same bytes per packet.
       .block_size = 768,
@@ -126,7 +126,7 @@ constexpr LaunchPolicy OnePassPolicy() {
       .max_items_per_thread = 8 * kElementsPerPacket,  // 8 packets, the largest unrolled form
       // Under 8 waves (1Mi: 1.3 waves of 768-thread blocks) 256 threads win: 1Mi hot 3.15 us
       // (f32) and 2.66 us (f16) against 3.35 and 2.89 us at 768
-      // (bench/results/2026-11-29-h200-add/call5-small).
+      // (bench/results/2026-11-29-h200-add.md, call 5).
       .small_grid_block_size = 256,
   };
 }

@@ -1,5 +1,5 @@
-// How the CLI maps a failed RPC to its exit code and message (client/rpc_status.h), as the README's
-// exit-code table promises.
+// How the CLI maps a failed RPC to its exit code and message (client/rpc_status.h), as
+// docs/cli.md's exit-code table promises.
 #include "client/rpc_status.h"
 
 #include <gtest/gtest.h>

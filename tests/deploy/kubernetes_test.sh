@@ -2,7 +2,7 @@
 # The Kubernetes packaging as CI checks it: every overlay renders with `kubectl kustomize`, yamllint
 # passes on deploy/, every rendered object validates against the Kubernetes and prometheus-operator
 # schemas with unknown-field detection (tests/deploy/validate.mjs, npm deps from
-# scripts/install_deps.sh), and each overlay says what the README promises.
+# scripts/install_deps.sh), and each overlay says what docs/deployment.md promises.
 #   tests/deploy/kubernetes_test.sh <source dir>
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -124,9 +124,9 @@ TEST_P(EveryCudaVariant, VerifiedAtOddSizesColdAndHot) {
 }
 
 // Sizes that are a multiple of every 16-byte packet: the one-pass kernels (add_*_tuned, _stream,
-// _l2keep) run their tail-free form there (issue #19), which the odd sizes above never reach;
-// 1000000 leaves a partial last block. (16Mi, the benchmarks' size, is verified by every run of
-// bench/run_device_add.sh and run_device_l2keep.sh.)
+// _l2keep) run their tail-free form there, which the odd sizes above never reach; 1000000 leaves
+// a partial last block. (16Mi, the benchmarks' size, is verified by every run of
+// bench/run_suite.sh add.)
 TEST_P(EveryCudaVariant, VerifiedAtPacketMultiplesColdAndHot) {
   const KernelVariant& k = *GetParam();
   if (k.family->name == "gemm" || k.family->resolve_shape != nullptr) {

@@ -221,8 +221,8 @@ TEST_F(GemmLtTest, EveryCandidateMatchesTheHostReference) {
   }
 }
 
-// Needs neither a GPU nor the library: the launch report's wording, which bench/gemm_report.py
-// parses ("algo N, tile T,", "cluster C,", "the heuristic's #K of N", "fastest of M timed").
+// Needs neither a GPU nor the library: the launch report's wording, which readers of results
+// parse ("algo N, tile T,", "cluster C,", "the heuristic's #K of N", "fastest of M timed").
 TEST(GemmAlgorithmDescribe, NamesTheChoiceAndTheTrials) {
   GemmAlgorithm g;
   g.algo_id = 66;
@@ -282,7 +282,7 @@ TEST_F(GemmLtTest, Fp8BelowComputeCapability89IsFailedPrecondition) {
 
 TEST_F(GemmLtTest, LargeSquareGemmsRunAndVerify) {
   // 4096^3 per tensor-core precision: verified on samples and timed hot (printed, not asserted:
-  // the goal comparison with torch is bench/run_device_gemm.sh's job).
+  // the comparison with torch is bench/torch_gemm.py's job).
   for (GemmPrecision p : {GemmPrecision::kBF16, GemmPrecision::kF8E4M3}) {
     const GemmPrecisionInfo& info = GemmInfo(p);
     if (cc_ < info.min_compute_capability) continue;

@@ -3,7 +3,7 @@
 # (AddOnePassKernel<T, 1|2, kL2Keep, kTail = false>, kernels/cuda/add_kernels.cu) must stay the
 # code of bench/l2_probe.cu's VecKernel<T, kKeep, 1|2>, which the H200 timed 3% faster than the
 # catalog's kernel before they were made the same (2026-11-30). Compiles both to sm_90 cubins and
-# compares the kernels' .text bytes (bench/cubin_text.py); no GPU needed, nvcc is.
+# compares the kernels' .text bytes (tests/kernels/cubin_text.py); no GPU needed, nvcc is.
 #   l2keep_codegen_test.sh SOURCE_DIR NVCC
 set -euo pipefail
 src=$1 nvcc=$2
@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 flags=(-O3 -std=c++17 -arch=sm_90 -cubin --expt-relaxed-constexpr)
 "$nvcc" "${flags[@]}" -I"$src" -o "$work/catalog.cubin" "$src/kernels/cuda/add_kernels.cu"
 "$nvcc" "${flags[@]}" -o "$work/probe.cubin" "$src/bench/l2_probe.cu"
-text() { python3 "$src/bench/cubin_text.py" "$1" --filter="$2"; }
+text() { python3 "$src/tests/kernels/cubin_text.py" "$1" --filter="$2"; }
 failed=0
 # catalog dtype (mangled) : probe DType enumerator
 for pair in "f:0" "6__half:1" "13__nv_bfloat16:2"; do

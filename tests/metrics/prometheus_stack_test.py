@@ -50,7 +50,7 @@ DCGM_LABELS = {"UUID", "gpu", "pci_bus_id", "modelName", "Hostname"}
 
 
 def readme_metric_labels(readme):
-    """{metric: (required label names, optional ones)} from README's metrics table ("as above"
+    """{metric: (required label names, optional ones)} from docs/metrics.md's metrics table ("as above"
     repeats the row before; parentheses are notes, not labels; "+ x for ..." is a label only some
     of the row's metrics have). Rows whose labels are prose are left out."""
     documented, previous, in_table = {}, (set(), set()), False
@@ -284,23 +284,23 @@ def main():
                        "gpubench_build_info", "gpubench_run_verification_passed"):
             check(family in scrape, f"scrape has {family}")
         check('outcome="DEADLINE_EXCEEDED"' in scrape, "the failed run is counted by outcome")
-        # Issue 18 (newcomer 10): README's metrics table says what the scrape has. Every series
+        # docs/metrics.md's metrics table says what the scrape has. Every series
         # scraped carries the documented labels and no others (DCGM's are documented apart);
         # a documented metric may be missing only where the CPU backend cannot feed it.
-        with open(os.path.join(src, "README.md")) as f:
+        with open(os.path.join(src, "docs", "metrics.md")) as f:
             documented = readme_metric_labels(f.read())
         seen = scraped_labels(scrape)
-        check(len(documented) >= 20, f"README's metrics table parsed ({len(documented)} metrics)")
+        check(len(documented) >= 20, f"docs/metrics.md's metrics table parsed ({len(documented)} metrics)")
         for name, (labels, optional) in documented.items():
             if name not in seen:
                 check(name in GPU_ONLY or name in ("gpubench_run_registers_per_thread",
                                                    "gpubench_run_flops_per_second",
                                                    "gpubench_metrics_series_evicted_total"),
-                      f"README's {name} is on the scrape (or GPU-only, or not fed by this run)")
+                      f"docs/metrics.md's {name} is on the scrape (or GPU-only, or not fed by this run)")
                 continue
             extra = seen[name] - labels - optional - DCGM_LABELS
             check(labels <= seen[name] and not extra,
-                  f"{name}: README says labels {sorted(labels | optional)}, the scrape has "
+                  f"{name}: docs/metrics.md says labels {sorted(labels | optional)}, the scrape has "
                   f"{sorted(seen[name])}")
 
         rules_file = os.path.join(src, "deploy/prometheus/rules.yml")

@@ -1,6 +1,6 @@
-// Runs every gpubench and grpcurl example of README.md, as a new user would, against a real
-// gpubench_server on the CPU backend (ctest `readme_examples`), so that a README edit that breaks an
-// example fails CI.
+// Runs every gpubench and grpcurl example of README.md and docs/*.md (the docs folder beside the
+// README), as a new user would, against a real gpubench_server on the CPU backend (ctest
+// `readme_examples`), so that a doc edit that breaks an example fails CI.
 //
 //   node tests/e2e/readme/readme_examples.mjs README.md build/gpubench_server build/gpubench
 //
@@ -18,7 +18,7 @@
 //     scaled the same way;
 //   - the server's sampling budget is 0.25 s by default (--default_timeout_seconds), and a
 //     plan's timeoutSeconds is capped to it: the README's CPU examples would take minutes;
-//   - fleet's plan.json is the README's plan block; its --baseline is a report made first.
+//   - fleet's plan.json is the docs' plan block; its --baseline is a report made first.
 // Commands that are not gpubench's (docker, buildah, scripts, ncu/nsys, jq) are listed as not run,
 // with the reason.
 import { spawn, spawnSync } from 'node:child_process';
@@ -120,10 +120,10 @@ export function shellWords(text) {
   return words;
 }
 
-// The README's scheduled plan (the ```json block after "A plan is a `RunSweepRequest`").
+// The docs' scheduled plan (the ```json block after "A plan is a `RunSweepRequest`").
 function extractPlan(markdown) {
   const match = markdown.match(/A plan is a `RunSweepRequest`[\s\S]*?```json\n([\s\S]*?)```/);
-  if (!match) throw new Error('README: no plan JSON block after "A plan is a `RunSweepRequest`"');
+  if (!match) throw new Error('docs: no plan JSON block after "A plan is a `RunSweepRequest`"');
   return JSON.parse(match[1]);
 }
 
@@ -383,9 +383,22 @@ async function startServer(dir) {
   throw new Error(`server did not start:\n${fs.readFileSync(path.join(dir, 'server.log'), 'utf8')}`);
 }
 
+// README.md, then docs/*.md in name order: [{name, markdown}].
+function documents() {
+  const docsDir = path.join(path.dirname(readmePath), 'docs');
+  const names = fs.existsSync(docsDir)
+    ? fs.readdirSync(docsDir).filter((f) => f.endsWith('.md')).sort().map((f) => path.join(docsDir, f))
+    : [];
+  return [readmePath, ...names].map((file) => ({
+    name: path.relative(path.dirname(readmePath), file),
+    markdown: fs.readFileSync(file, 'utf8'),
+  }));
+}
+
 async function main() {
-  const markdown = fs.readFileSync(readmePath, 'utf8');
-  const commands = extractCommands(markdown);
+  const docs = documents();
+  const markdown = docs.map((d) => d.markdown).join('\n');
+  const commands = docs.flatMap((d) => extractCommands(d.markdown).map((c) => ({ ...c, file: d.name })));
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'gpubench-readme-'));
   const { server, port } = await startServer(cwd);
   const target = `127.0.0.1:${port}`;
@@ -404,19 +417,19 @@ async function main() {
                              '--report_file=last-week.json', '--progress=false'], cwd);
     if (baseline.code !== 0) throw new Error(`the fleet baseline failed: ${baseline.stderr}`);
 
-    for (const { line, text } of commands) {
+    for (const { file, line, text } of commands) {
       // Lines of text blocks (the architecture, a sample verdict) are not commands.
       const program = path.basename(text.split(/\s+/)[0]);
       if (program !== 'gpubench' && program !== 'grpcurl') {
         const reason = notRunReason([program]);
-        if (reason) notRun.push(`README.md:${line}: ${text.slice(0, 70)} (${reason})`);
+        if (reason) notRun.push(`${file}:${line}: ${text.slice(0, 70)} (${reason})`);
         continue;
       }
       let words;
       try {
         words = shellWords(text);
       } catch (e) {
-        console.log(`FAIL README.md:${line}: ${text}\n  ${e.message}`);
+        console.log(`FAIL ${file}:${line}: ${text}\n  ${e.message}`);
         ++failures;
         continue;
       }
@@ -426,14 +439,14 @@ async function main() {
         const { output, notes } =
             program === 'grpcurl' ? await grpcurl(words.slice(1), context) : gpubench(words, context);
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
-        console.log(`ok   README.md:${line} (${seconds} s): ${text}`);
+        console.log(`ok   ${file}:${line} (${seconds} s): ${text}`);
         for (const note of notes) console.log(`       adapted: ${note}`);
         const shown = output.trimEnd().split('\n');
         for (const l of shown.slice(0, 4)) console.log(`       | ${l.slice(0, 140)}`);
         if (shown.length > 4) console.log(`       | ... (${shown.length} lines)`);
       } catch (e) {
         ++failures;
-        console.log(`FAIL README.md:${line}: ${text}\n  ${String(e.message ?? e).replace(/\n/g, '\n  ')}`);
+        console.log(`FAIL ${file}:${line}: ${text}\n  ${String(e.message ?? e).replace(/\n/g, '\n  ')}`);
       }
     }
   } finally {
@@ -441,9 +454,12 @@ async function main() {
   }
   console.log(`\nnot run (${notRun.length}):`);
   for (const n of notRun) console.log(`  ${n}`);
-  console.log(`\n${ran} README examples run, ${failures} failed`);
+  const perFile = {};
+  for (const c of commands) perFile[c.file] = (perFile[c.file] ?? 0) + 1;
+  console.log(`\ncode lines per file: ${JSON.stringify(perFile)}`);
+  console.log(`\n${ran} examples of ${docs.length} files run, ${failures} failed`);
   if (ran < 20) {
-    console.log('expected at least 20 runnable examples: did the README\'s code blocks move?');
+    console.log('expected at least 20 runnable examples: did the docs\' code blocks move?');
     process.exit(1);
   }
   process.exit(failures ? 1 : 0);
