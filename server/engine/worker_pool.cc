@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -447,10 +448,9 @@ class WorkerProcess {
                             absl::FormatDuration(options_->fault_window), ")");
       } else {
         state_ = WorkerState::kRestarting;
-        // 0 for the first fault in the window, then 0.5 s doubling up to max_backoff.
-        const absl::Duration backoff =
-            recent <= 1 ? absl::ZeroDuration()
-                        : std::min(options_->max_backoff, absl::Milliseconds(500) * (1 << std::min(recent - 2, 16)));
+        // A run broke the worker: the next queued run needs a new one now. A worker that ends
+        // with no run in flight may be crash-looping: 0.5 s doubling up to max_backoff.
+        const absl::Duration backoff = run_.has_value() ? absl::ZeroDuration() : Backoff(recent);
         restart_at_ = now + backoff;
         next = backoff == absl::ZeroDuration()
                    ? "; restarted"
@@ -468,6 +468,11 @@ class WorkerProcess {
     }
     spdlog::error("{}", event.reason);
     Emit(event);
+  }
+
+  absl::Duration Backoff(int recent_faults) const {
+    return std::min(options_->max_backoff,
+                    absl::Milliseconds(500) * (1 << std::clamp(recent_faults - 1, 0, 16)));
   }
 
   void Kill(const std::string& fault, const std::string& reason) {  // mu_ held
@@ -542,7 +547,7 @@ class WorkerProcess {
                           : absl::InfiniteFuture();
         } else {
           state_ = WorkerState::kRestarting;
-          restart_at_ = now + options_->max_backoff / 4;
+          restart_at_ = now + Backoff(static_cast<int>(faults_.size()));
         }
         event.fault = "start";
         event.reason = std::string(hello.status().message());

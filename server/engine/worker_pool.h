@@ -1,7 +1,8 @@
 // The server as a supervisor of per-device worker processes (docs/workers.md): each device's runs
 // are measured in its own gpubench_worker, which owns that device's context. A worker that dies
 // (a signal, an exit, a sticky device error) or hangs (past its run's deadline + grace, no
-// progress, missed heartbeats, over its memory limit) is killed and restarted with backoff; the
+// progress, missed heartbeats, over its memory limit) is killed and restarted (with backoff where
+// it keeps dying without a run); the
 // run in flight fails UNAVAILABLE saying what happened; queued runs go on in the new worker; other
 // devices never notice. After max_faults faults in fault_window the device is marked unhealthy:
 // its runs answer UNAVAILABLE at once until a later start succeeds.
@@ -34,7 +35,9 @@ struct WorkerOptions {
   absl::Duration deadline_grace = absl::Seconds(5);
   int max_faults = 5;  // in fault_window: then the device is unhealthy
   absl::Duration fault_window = absl::Minutes(10);
-  absl::Duration max_backoff = absl::Seconds(30);  // restart delays: 0, 0.5 s, 1 s, 2 s, ...
+  // A worker that a run broke is restarted at once; one that died idle or failed to start after
+  // 0.5 s, doubling per recent fault up to this.
+  absl::Duration max_backoff = absl::Seconds(30);
   // An unhealthy device's worker is started again this long after it was marked (0: never).
   absl::Duration unhealthy_retry = absl::Minutes(10);
   int64_t max_memory_bytes = 0;  // a worker's resident memory limit (0: none)
