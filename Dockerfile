@@ -26,9 +26,10 @@ RUN set -eu; \
     cmake -S . -B /build -G Ninja -DGPUBENCH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
       "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}" \
       "-DGPUBENCH_GIT_REVISION=$(printf %.12s "${REVISION}")"; \
-    cmake --build /build -j"$(nproc)" --target gpubench_server gpubench; \
+    cmake --build /build -j"$(nproc)" --target gpubench_server gpubench_worker gpubench; \
     mkdir -p /out/bin /out/lib; \
     strip -o /out/bin/gpubench_server /build/gpubench_server; \
+    strip -o /out/bin/gpubench_worker /build/gpubench_worker; \
     strip -o /out/bin/gpubench /build/gpubench; \
     for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 /usr/local/cuda/lib; do \
       if [ -e "$d/libcupti.so.13" ]; then cp -L "$d/libcupti.so.13" /out/lib/; break; fi; \
@@ -59,7 +60,8 @@ COPY --from=build /out/bin/ /usr/local/bin/
 # CUPTI where dlopen finds it (the server loads it only for a counter pass).
 COPY --from=build /out/lib/ /usr/local/lib/gpubench/
 RUN echo /usr/local/lib/gpubench > /etc/ld.so.conf.d/gpubench.conf && ldconfig \
-    && ! ldd /usr/local/bin/gpubench_server /usr/local/bin/gpubench | grep "not found"
+    && ! ldd /usr/local/bin/gpubench_server /usr/local/bin/gpubench_worker /usr/local/bin/gpubench \
+         | grep "not found"
 # NVML (libnvidia-ml.so.1) comes from the driver, mounted by the NVIDIA container runtime;
 # "utility" asks for it. CUDA ordinals in PCI order, as NVML indexes them.
 ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility CUDA_DEVICE_ORDER=PCI_BUS_ID

@@ -146,6 +146,12 @@ curl -sf "http://127.0.0.1:$metrics_port/metrics" > "$work/metrics.txt" || fail 
 grep -q '^gpubench_run_verification_passed{.*kernel="add_f32".*} 1' "$work/metrics.txt" \
   || fail "/metrics lacks the run"
 echo "ok: /metrics serves the run ($(grep -c '^gpubench_' "$work/metrics.txt") gpubench samples)"
+# The run was measured in the device's worker process, a child of the server in the container.
+server_proc=$(pgrep -f -- "gpubench_server --listen=127.0.0.1:$grpc_port" | head -1 || true)
+[ -n "$server_proc" ] && pgrep -P "$server_proc" -x gpubench_worker > /dev/null \
+  || fail "no gpubench_worker under the server"
+grep -q '^gpubench_device_up{.*} 1' "$work/metrics.txt" || fail "/metrics lacks gpubench_device_up"
+echo "ok: the device's gpubench_worker runs under the server (pid $server_proc)"
 # The image's binaries know the commit they were built from (.git is not in the build context).
 rev=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 grep -q "^gpubench_build_info{.*revision=\"${rev:0:12}\"" "$work/metrics.txt" \
