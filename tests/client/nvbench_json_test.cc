@@ -96,7 +96,7 @@ TEST(NvbenchJson, SchemaFieldsAndTags) {
   ASSERT_EQ(root["devices"].size(), 1u);
   const Json& dev = root["devices"][0];
   for (const char* field :
-       {"id", "name", "sm_version", "ptx_version", "sm_default_clock_rate", "number_of_sms",
+       {"id", "name", "sm_version", "sm_default_clock_rate", "number_of_sms",
         "max_blocks_per_sm", "max_threads_per_sm", "max_threads_per_block", "registers_per_sm",
         "registers_per_block", "global_memory_size", "global_memory_bus_peak_clock_rate",
         "global_memory_bus_width", "global_memory_bus_bandwidth", "l2_cache_size",
