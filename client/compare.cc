@@ -40,7 +40,8 @@ std::string KernelWithLabel(const std::string& kernel) {
 
 SweepOutcome CollectSweep(v1::Benchmark::Stub& stub, const v1::RunSweepRequest& request,
                           const std::function<void(grpc::ClientContext*)>& prepare_context,
-                          bool progress) {
+                          bool progress,
+                          const std::function<void(const v1::RunSweepResponse&)>& on_item) {
   SweepOutcome out;
   grpc::ClientContext context;
   prepare_context(&context);
@@ -57,6 +58,7 @@ SweepOutcome CollectSweep(v1::Benchmark::Stub& stub, const v1::RunSweepRequest& 
                         : std::string("running"))
                 << "\n";
     } else if (event.has_result()) {
+      if (on_item) on_item(event);
       out.results.push_back(event.result());
       if (progress) {
         // Named like its progress lines: with --all_devices several items finish at once.
@@ -67,6 +69,7 @@ SweepOutcome CollectSweep(v1::Benchmark::Stub& stub, const v1::RunSweepRequest& 
                   << "\n";
       }
     } else if (event.has_error()) {
+      if (on_item) on_item(event);
       out.errors.push_back(event.error());
       if (progress) {
         std::cerr << "  error (device " << event.error().device_index() << "): "

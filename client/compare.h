@@ -22,9 +22,11 @@ struct SweepOutcome {
   std::vector<v1::SweepItemError> errors;
   grpc::Status status;
 };
-SweepOutcome CollectSweep(v1::Benchmark::Stub& stub, const v1::RunSweepRequest& request,
-                          const std::function<void(grpc::ClientContext*)>& prepare_context,
-                          bool progress);
+// `on_item`, when set, sees each result or item error as it arrives (--format=jsonl streams).
+SweepOutcome CollectSweep(
+    v1::Benchmark::Stub& stub, const v1::RunSweepRequest& request,
+    const std::function<void(grpc::ClientContext*)>& prepare_context, bool progress,
+    const std::function<void(const v1::RunSweepResponse&)>& on_item = nullptr);
 
 // Whether `dtype` is one the add kernels come in: "f32", "f16" or "bf16".
 bool IsAddDtype(const std::string& dtype);

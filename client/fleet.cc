@@ -174,11 +174,29 @@ absl::StatusOr<std::vector<std::string>> ResolveTargets(const std::vector<std::s
                                                         const std::vector<std::string>& dns) {
   std::vector<std::string> all = targets;
   if (!targets_file.empty()) {
-    std::ifstream in(targets_file);
+    std::ifstream in(targets_file, std::ios::binary);
     if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read ", targets_file));
-    std::string line;
-    while (std::getline(in, line)) {
+    // Read one byte past the limit: a longer file (a device such as /dev/zero, a wrong path)
+    // is refused instead of read without bound.
+    std::string text(kMaxTargetsFileBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (in.bad()) return absl::InvalidArgumentError(absl::StrCat("cannot read ", targets_file));
+    if (static_cast<int64_t>(text.size()) > kMaxTargetsFileBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(targets_file, " is larger than ",
+                                                     kMaxTargetsFileBytes, " bytes"));
+    }
+    int lines = 0;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      if (++lines > kMaxTargetsFileLines) {
+        return absl::InvalidArgumentError(absl::StrCat(targets_file, " has more than ",
+                                                       kMaxTargetsFileLines, " lines"));
+      }
       std::string t(absl::StripAsciiWhitespace(line));
+      if (t.find('\0') != std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrCat(targets_file, " line ", lines,
+                                                       " holds a NUL byte: not a text file"));
+      }
       if (!t.empty() && t[0] != '#') all.push_back(t);
     }
   }
@@ -247,6 +265,8 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
           }
         }
         std::vector<std::string> item_errors;
+        int64_t bytes = 0, errors_seen = 0;
+        std::string over_limit;  // set when the target went past a limit: no retry
         if (status.ok()) {
           say(absl::StrCat(out.target(), ": node ", out.node_name(), ", running on ",
                            device.name(), " (attempt ", out.attempts(), ")"));
@@ -266,23 +286,53 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
             auto reader = stub->RunSweep(&ctx, *sweep);
             v1::RunSweepResponse event;
             while (reader->Read(&event)) {
+              if (!event.has_result() && !event.has_error()) continue;
+              bytes += static_cast<int64_t>(event.ByteSizeLong());
               if (event.has_result()) {
                 FillRow(event.result(), out.target(), out.add_rows());
-              } else if (event.has_error()) {
-                item_errors.push_back(absl::StrCat(event.error().kernel(), " ",
-                                                   event.error().elements(), ": ",
-                                                   event.error().message()));
+              } else {
+                ++errors_seen;
+                if (static_cast<int64_t>(item_errors.size()) < options.max_errors) {
+                  // Capped too: one message may be as long as the server likes.
+                  item_errors.push_back(absl::StrCat(
+                      event.error().kernel(), " ", event.error().elements(), ": ",
+                      absl::string_view(event.error().message()).substr(0, 1024)));
+                }
+              }
+              if (out.rows_size() > options.max_rows || bytes > options.max_bytes ||
+                  errors_seen > options.max_errors) {
+                over_limit = absl::StrCat(
+                    "target exceeded the client's limit: ",
+                    out.rows_size() > options.max_rows
+                        ? absl::StrCat("more than ", options.max_rows,
+                                       " results (--max_target_rows)")
+                    : bytes > options.max_bytes
+                        ? absl::StrCat("more than ", options.max_bytes,
+                                       " bytes of results (--max_target_bytes)")
+                        : absl::StrCat("more than ", options.max_errors,
+                                       " item errors (--max_target_errors)"),
+                    "; its stream was cancelled");
+                out.mutable_rows()->DeleteSubrange(
+                    static_cast<int>(std::min<int64_t>(out.rows_size(), options.max_rows)),
+                    static_cast<int>(std::max<int64_t>(0, out.rows_size() - options.max_rows)));
+                ctx.TryCancel();
+                break;
               }
             }
             status = reader->Finish();
+            if (!over_limit.empty()) break;
             if (!status.ok()) break;
           }
+        }
+        if (!over_limit.empty()) {
+          out.set_error(over_limit);
+          break;
         }
         if (status.ok() && item_errors.empty()) {
           out.set_ok(true);
           break;
         }
-        out.set_error(status.ok() ? absl::StrCat(item_errors.size(), " plan item(s) failed: ",
+        out.set_error(status.ok() ? absl::StrCat(errors_seen, " plan item(s) failed: ",
                                                  absl::StrJoin(item_errors, "; "))
                                   : absl::StrCat("code ", static_cast<int>(status.error_code()),
                                                  ": ", status.error_message()));

@@ -19,7 +19,8 @@
 
 namespace gpubench::client {
 
-// Targets from "host:port" lists, a file (one per line, '#' comments) and DNS names
+// Targets from "host:port" lists, a file (one per line, '#' comments; at most
+// kMaxTargetsFileBytes and kMaxTargetsFileLines) and DNS names
 // ("name:port", every address the name resolves to). Deduplicated, order kept.
 absl::StatusOr<std::vector<std::string>> ResolveTargets(const std::vector<std::string>& targets,
                                                         const std::string& targets_file,
@@ -33,7 +34,17 @@ struct FleetOptions {
   double outlier_threshold = 0.10;      // a GPU > 10% under its model's median is flagged
   double regression_threshold = 0.05;   // > 5% slower than the baseline is a regression
   bool progress = true;
+  // Per target, per attempt: what one server may send before the client ends that target with
+  // an error (no retry). A broken or hostile server would otherwise grow memory until
+  // target_timeout.
+  int64_t max_rows = 100000;
+  int64_t max_bytes = int64_t{256} << 20;  // results and item errors, as serialized
+  int64_t max_errors = 1000;
 };
+
+// --targets_file limits: a larger file (or /dev/zero) is refused, not read without bound.
+inline constexpr int64_t kMaxTargetsFileBytes = 1 << 20;
+inline constexpr int kMaxTargetsFileLines = 10000;
 
 // Runs `plan` (its sweeps in order) on every target and returns the report: targets, rows, failures, and (Summarize)
 // the per-model summaries and outliers. `make_channel` builds a channel for a target (TLS/token

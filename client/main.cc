@@ -57,8 +57,9 @@ ABSL_FLAG(std::string, token_file, "",
           "File holding the bearer token, read as the server reads --token_file (the first "
           "token; whitespace, CR, blank lines and # comments skipped). Or set GPUBENCH_TOKEN.");
 ABSL_FLAG(std::string, format, "table",
-          "Output format: table | json | csv | nvbench-json (run/sweep: nvbench's JSON schema, "
-          "cold -> nv/cold/*, hot -> nv/batch/* summaries, for nvbench_compare.py-style tools).");
+          "Output format: table | json | csv | jsonl (run/sweep: one JSON object per line as "
+          "items finish, errors included) | nvbench-json (run/sweep: nvbench's JSON schema for "
+          "nvbench_compare.py; see docs/output-formats.md).");
 ABSL_FLAG(std::string, output_file, "",
           "run/sweep: write the formatted output to this file instead of stdout.");
 ABSL_FLAG(double, rpc_timeout_seconds, 600, "Deadline of each RPC (a run waits in the queue too).");
@@ -136,6 +137,13 @@ ABSL_FLAG(std::string, dns, "",
 ABSL_FLAG(int, parallelism, 8, "fleet: targets benchmarked at once.");
 ABSL_FLAG(double, target_timeout, 900, "fleet: seconds for the whole plan on one target.");
 ABSL_FLAG(int, retries, 2, "fleet: retries of a target after UNAVAILABLE (doubling backoff).");
+ABSL_FLAG(int64_t, max_target_rows, 100000,
+          "fleet: results kept from one target; more ends that target with an error (a broken "
+          "or hostile server cannot exhaust the client's memory).");
+ABSL_FLAG(int64_t, max_target_bytes, 256 << 20,
+          "fleet: bytes of results and errors read from one target; more ends that target.");
+ABSL_FLAG(int64_t, max_target_errors, 1000,
+          "fleet: plan item errors kept from one target; more ends that target.");
 ABSL_FLAG(std::string, baseline, "",
           "fleet: earlier --format=json report (or --report_file); exit 5 when a GPU is slower, a "
           "node that completed there failed, or a row of it is missing now.");
@@ -294,8 +302,9 @@ bool ParseFormat(Format* format) {
   else if (f == "json") *format = Format::kJson;
   else if (f == "csv") *format = Format::kCsv;
   else if (f == "nvbench-json") *format = Format::kNvbenchJson;
+  else if (f == "jsonl") *format = Format::kJsonl;
   else {
-    std::cerr << "gpubench: --format must be table, json, csv or nvbench-json (got '" << f
+    std::cerr << "gpubench: --format must be table, json, jsonl, csv or nvbench-json (got '" << f
               << "')\n";
     return false;
   }
@@ -312,8 +321,9 @@ std::vector<std::string>& Argv() {
 bool Emit(const std::string& text) {
   const std::string path = absl::GetFlag(FLAGS_output_file);
   if (path.empty()) {
-    std::cout << text;
-    return true;
+    std::cout << text << std::flush;
+    if (!std::cout) std::cerr << "gpubench: cannot write stdout\n";
+    return static_cast<bool>(std::cout);
   }
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << text;
@@ -324,6 +334,36 @@ bool Emit(const std::string& text) {
   }
   return true;
 }
+
+// --format=jsonl's output: stdout or --output_file, flushed after every line so a reader sees
+// each item as it finishes. ok() is false once a write failed.
+class LineSink {
+ public:
+  bool Open(const std::string& path) {
+    path_ = path;
+    if (path.empty()) return true;
+    file_.open(path, std::ios::binary | std::ios::trunc);
+    if (!file_) {
+      std::cerr << "gpubench: cannot write --output_file " << path << "\n";
+      return false;
+    }
+    return true;
+  }
+  void Write(const std::string& line) {
+    std::ostream& out = path_.empty() ? std::cout : file_;
+    out << line << std::flush;
+    if (!out && ok_) {
+      std::cerr << "gpubench: cannot write " << (path_.empty() ? "stdout" : path_) << "\n";
+      ok_ = false;
+    }
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::string path_;
+  std::ofstream file_;
+  bool ok_ = true;
+};
 
 // A flag that takes a fraction, given a value that looks like a percent (over 1, up to
 // `percent_max`): says so, with the fraction meant, and returns true. `of` says what the value is
@@ -402,6 +442,36 @@ grpc::Status ListCatalog(v1::Benchmark::Stub& stub, v1::ListKernelsResponse* res
   grpc::ClientContext context;
   SetDeadline(&context);
   return stub.ListKernels(&context, v1::ListKernelsRequest(), response);
+}
+
+// --format=nvbench-json: the file with every device of the server (ListDevices; the results'
+// devices, with a warning, when that fails) and, with --output_file, the sample-times side
+// files beside it. False (after a message) when something could not be written.
+bool EmitNvbench(v1::Benchmark::Stub& stub, const std::vector<v1::RunResult>& results,
+                 const std::vector<v1::SweepItemError>& errors, v1::CacheMode mode) {
+  NvbenchInput input;
+  input.results = results;
+  input.errors = errors;
+  input.errors_mode = mode;
+  input.argv = Argv();
+  input.json_path = absl::GetFlag(FLAGS_output_file);
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::ListDevicesResponse devices;
+  if (grpc::Status s = stub.ListDevices(&context, v1::ListDevicesRequest(), &devices); s.ok()) {
+    input.devices.assign(devices.devices().begin(), devices.devices().end());
+  } else {
+    std::cerr << "gpubench: warning: ListDevices failed (" << s.error_message()
+              << "); the nvbench devices section lists only the results' devices\n";
+  }
+  const NvbenchOutput output = RenderNvbench(input);
+  if (!input.json_path.empty()) {
+    if (absl::Status s = WriteNvbenchSideFiles(output, input.json_path); !s.ok()) {
+      std::cerr << "gpubench: " << s.message() << "\n";
+      return false;
+    }
+  }
+  return Emit(output.json);
 }
 
 int Kernels(v1::Benchmark::Stub& stub, Format format) {
@@ -526,11 +596,18 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<std::string>
   if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
   request.set_profile(absl::GetFlag(FLAGS_profile));
   request.set_force(absl::GetFlag(FLAGS_force));
+  // nvbench's quartiles and sample-times file need the samples.
+  if (format == Format::kNvbenchJson) request.mutable_measurement()->set_keep_samples(true);
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::RunBenchmarkResponse response;
   grpc::Status status = stub.RunBenchmark(&context, request, &response);
-  if (!status.ok()) return ReportRpcError("RunBenchmark", status);
+  if (!status.ok()) {
+    if (format == Format::kJsonl) {
+      Emit(JsonErrorLine(static_cast<int>(status.error_code()), status.error_message()));
+    }
+    return ReportRpcError("RunBenchmark", status);
+  }
   std::string text;
   if (format == Format::kTable) {
     text = RenderResultDetail(response.result());
@@ -538,7 +615,11 @@ int Run(v1::Benchmark::Stub& stub, Format format, const std::vector<std::string>
   } else if (format == Format::kJson) {
     text = ToJson(response.result());
   } else if (format == Format::kNvbenchJson) {
-    text = RenderNvbenchJson({response.result()}, Argv());
+    return EmitNvbench(stub, {response.result()}, {}, v1::COLD) ? kExitOk : kExitUsage;
+  } else if (format == Format::kJsonl) {
+    v1::RunSweepResponse event;
+    *event.mutable_result() = response.result();
+    text = JsonLine(event);
   } else {
     text = RenderResults({response.result()}, {}, format);
   }
@@ -598,6 +679,10 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
   if (!FillSweepCommon(&request, absl::GetFlag(FLAGS_mode))) return kExitUsage;
   request.set_profile(absl::GetFlag(FLAGS_profile));
   request.set_force(absl::GetFlag(FLAGS_force));
+  if (format == Format::kNvbenchJson) request.mutable_measurement()->set_keep_samples(true);
+  // jsonl: each item's line is written (and flushed) as it arrives.
+  LineSink lines;
+  if (format == Format::kJsonl && !lines.Open(absl::GetFlag(FLAGS_output_file))) return kExitUsage;
   // Ctrl-C cancels the call; what finished is still printed (then exit 130).
   const SweepOutcome sweep = CollectSweep(
       stub, request,
@@ -605,11 +690,24 @@ int Sweep(v1::Benchmark::Stub& stub, Format format) {
         SetDeadline(c);
         Interrupts::Get().SetCall(c);
       },
-      absl::GetFlag(FLAGS_progress));
+      absl::GetFlag(FLAGS_progress),
+      format == Format::kJsonl
+          ? std::function<void(const v1::RunSweepResponse&)>(
+                [&lines](const v1::RunSweepResponse& e) { lines.Write(JsonLine(e)); })
+          : nullptr);
   Interrupts::Get().SetCall(nullptr);
-  const bool written =
-      Emit(format == Format::kNvbenchJson ? RenderNvbenchJson(sweep.results, Argv())
-                                          : RenderResults(sweep.results, sweep.errors, format));
+  bool written = true;
+  if (format == Format::kJsonl) {
+    if (!sweep.status.ok()) {
+      lines.Write(JsonErrorLine(static_cast<int>(sweep.status.error_code()),
+                                sweep.status.error_message()));
+    }
+    written = lines.ok();
+  } else if (format == Format::kNvbenchJson) {
+    written = EmitNvbench(stub, sweep.results, sweep.errors, request.measurement().cache_mode());
+  } else {
+    written = Emit(RenderResults(sweep.results, sweep.errors, format));
+  }
   if (Interrupts::Get().interrupted()) {
     std::cerr << "gpubench: interrupted; printed the " << sweep.results.size()
               << " finished result(s)\n";
@@ -754,6 +852,9 @@ int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<std::st
   return kExitOk;
 }
 
+// A week: longer is a typo, and 1e308 s overflows the deadline arithmetic.
+constexpr double kMaxTargetTimeout = 7 * 24 * 3600;
+
 int Fleet() {
   std::string plan_text;
   if (absl::GetFlag(FLAGS_plan).empty() || !ReadFileToString(absl::GetFlag(FLAGS_plan), &plan_text)) {
@@ -794,6 +895,20 @@ int Fleet() {
   FleetOptions options;
   options.parallelism = absl::GetFlag(FLAGS_parallelism);
   options.target_timeout_seconds = absl::GetFlag(FLAGS_target_timeout);
+  // NaN, negative or absurd deadlines would turn into undefined millisecond counts.
+  if (!(options.target_timeout_seconds > 0 && options.target_timeout_seconds <= kMaxTargetTimeout)) {
+    std::cerr << "gpubench: --target_timeout must be in (0, " << kMaxTargetTimeout
+              << "] seconds (got " << options.target_timeout_seconds << ")\n";
+    return kExitUsage;
+  }
+  options.max_rows = absl::GetFlag(FLAGS_max_target_rows);
+  options.max_bytes = absl::GetFlag(FLAGS_max_target_bytes);
+  options.max_errors = absl::GetFlag(FLAGS_max_target_errors);
+  if (options.max_rows < 1 || options.max_bytes < 1 || options.max_errors < 0) {
+    std::cerr << "gpubench: --max_target_rows and --max_target_bytes must be >= 1, "
+                 "--max_target_errors >= 0\n";
+    return kExitUsage;
+  }
   options.retries = absl::GetFlag(FLAGS_retries);
   options.outlier_threshold = absl::GetFlag(FLAGS_outlier_threshold);
   options.regression_threshold = absl::GetFlag(FLAGS_regression_threshold);
@@ -807,7 +922,9 @@ int Fleet() {
     report.set_baseline(absl::GetFlag(FLAGS_baseline));
     CompareWithBaseline(*baseline, options.regression_threshold, &report);
   }
-  std::cout << RenderFleet(report, absl::GetFlag(FLAGS_format));
+  std::cout << RenderFleet(report, absl::GetFlag(FLAGS_format)) << std::flush;
+  bool written = static_cast<bool>(std::cout);
+  if (!written) std::cerr << "gpubench: cannot write stdout\n";
   if (const std::string f = absl::GetFlag(FLAGS_report_file); !f.empty()) {
     // Whole or not at all: written beside it, then renamed over it.
     const std::string tmp = f + ".tmp";
@@ -816,6 +933,8 @@ int Fleet() {
     out.close();
     if (!out || std::rename(tmp.c_str(), f.c_str()) != 0) {
       std::cerr << "gpubench: could not write --report_file " << f << "\n";
+      std::remove(tmp.c_str());
+      written = false;
     }
   }
   if (!report.regressions().empty()) {
@@ -824,8 +943,9 @@ int Fleet() {
     for (const v1::FleetRegression& g : report.regressions()) {
       std::cerr << "  " << g.description() << "\n";
     }
-    return kExitRegression;
+    return kExitRegression;  // stays 5 even when a write failed (said above)
   }
+  if (!written) return kExitRunFailed;  // a report nobody can read is not a success
   if (!report.failures().empty()) return kExitRunFailed;
   return kExitOk;
 }
@@ -883,6 +1003,7 @@ ProgramSpec CliSpec() {
       {"fleet", "gpubench fleet --plan plan.json (--targets|--targets_file|--dns) ... [flags]",
        "Run one plan on many servers at once; outliers and regressions against a baseline.",
        {"plan", "targets", "targets_file", "dns", "parallelism", "target_timeout", "retries",
+        "max_target_rows", "max_target_bytes", "max_target_errors",
         "baseline", "regression_threshold", "outlier_threshold", "report_file", "progress",
         "format"}},
       {"help", "gpubench help [COMMAND]", "This list, or one command's flags.", {}},
@@ -923,8 +1044,10 @@ int main(int argc, char** argv) {
   }
   Format format;
   if (!ParseFormat(&format)) return kExitUsage;
-  if (format == Format::kNvbenchJson && command != "run" && command != "sweep") {
-    std::cerr << "gpubench: --format=nvbench-json is for run and sweep results\n";
+  if ((format == Format::kNvbenchJson || format == Format::kJsonl) && command != "run" &&
+      command != "sweep") {
+    std::cerr << "gpubench: --format=" << absl::GetFlag(FLAGS_format)
+              << " is for run and sweep results\n";
     return kExitUsage;
   }
   Interrupts::Get().Start();

@@ -82,6 +82,22 @@ std::string ToJson(const google::protobuf::Message& message) {
   return json;
 }
 
+std::string JsonLine(const v1::RunSweepResponse& event) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = false;  // one object, one line
+  options.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(event, &json, options);
+  return json + "\n";
+}
+
+std::string JsonErrorLine(int code, const std::string& message) {
+  v1::RunSweepResponse event;
+  event.mutable_error()->set_code(code);
+  event.mutable_error()->set_message(message);
+  return JsonLine(event);
+}
+
 std::string RenderKernels(const v1::ListKernelsResponse& response, Format format) {
   if (format == Format::kJson) return ToJson(response);
   const std::vector<std::string> header = {"name",      "family",    "dtype",

@@ -10,9 +10,15 @@
 
 namespace gpubench::client {
 
-enum class Format { kTable, kJson, kCsv, kNvbenchJson };
+enum class Format { kTable, kJson, kCsv, kNvbenchJson, kJsonl };
 
 std::string ToJson(const google::protobuf::Message& message);
+// --format=jsonl: one line of compact JSON per finished item, {"result": RunResult} or
+// {"error": SweepItemError} (RunSweepResponse's JSON mapping), so a reader can act on each
+// line as it arrives.
+std::string JsonLine(const v1::RunSweepResponse& event);
+// The line for a failed call (no item): {"error": {"index": 0, "code": N, "message": "..."}}.
+std::string JsonErrorLine(int code, const std::string& message);
 
 std::string RenderKernels(const v1::ListKernelsResponse& response, Format format);
 std::string RenderDevices(const v1::ListDevicesResponse& response, Format format);

@@ -13,6 +13,7 @@
 #include "server/engine/sweep.h"
 #include "server/service/convert.h"
 #include "server/service/status_adapter.h"
+#include "server/service/validate_enums.h"
 
 namespace gpubench {
 namespace {
@@ -272,6 +273,17 @@ static grpc::ServerUnaryReactor* RejectUnauthenticated(const ServiceOptions& opt
   return reactor;
 }
 
+// INVALID_ARGUMENT as a finished unary reactor when an enum field holds an undeclared value
+// (proto3 keeps it; the engine would read 99 as its default), else null.
+static grpc::ServerUnaryReactor* RefuseBadEnums(const google::protobuf::Message& request,
+                                                grpc::CallbackServerContext* context) {
+  const absl::Status s = ValidateEnums(request);
+  if (s.ok()) return nullptr;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(s));
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* BenchmarkService::ListKernels(grpc::CallbackServerContext* context,
                                                         const v1::ListKernelsRequest*,
                                                         v1::ListKernelsResponse* response) {
@@ -309,6 +321,7 @@ grpc::ServerUnaryReactor* BenchmarkService::RunBenchmark(grpc::CallbackServerCon
                                                          const v1::RunBenchmarkRequest* request,
                                                          v1::RunBenchmarkResponse* response) {
   if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
+  if (auto* refused = RefuseBadEnums(*request, context)) return refused;
   return new RunReactor(engine_, context, request, response);
 }
 
@@ -318,6 +331,7 @@ grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
   // whole, at once.
   absl::Status status = options_.auth ? options_.auth->Check(*context) : absl::OkStatus();
   absl::StatusOr<std::vector<RunSpec>> items = std::vector<RunSpec>();
+  if (status.ok()) status = ValidateEnums(*request);
   if (status.ok()) {
     items = ExpandSweep(FromProto(*request), *engine_, options_.max_sweep_items);
     status = items.status();
@@ -341,6 +355,7 @@ grpc::ServerUnaryReactor* BenchmarkService::Autotune(grpc::CallbackServerContext
                                                      const v1::AutotuneRequest* request,
                                                      v1::AutotuneResponse* response) {
   if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
+  if (auto* refused = RefuseBadEnums(*request, context)) return refused;
   return new AutotuneReactor(engine_, context, request, response, options_.max_sweep_items);
 }
 

@@ -6,10 +6,16 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include <grpcpp/grpcpp.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
 namespace gpubench::client {
@@ -374,6 +380,137 @@ TEST(FleetMetrics, AHigherLatencyIsARegressionAndALowerOneIsNot) {
 TEST(FleetJson, BadBaselinesAreRejectedWithAReason) {
   EXPECT_EQ(ParseFleetReport("not json").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(ParseFleetReport("{}").status().message(), HasSubstr("no targets"));
+}
+
+// A broken or hostile server: answers ListDevices, then streams results (or item errors)
+// without end until the client cancels. Counts what it sent.
+class EndlessServer final : public v1::Benchmark::Service {
+ public:
+  explicit EndlessServer(bool errors, int message_bytes = 0)
+      : errors_(errors), message_bytes_(message_bytes) {}
+  grpc::Status ListDevices(grpc::ServerContext*, const v1::ListDevicesRequest*,
+                           v1::ListDevicesResponse* response) override {
+    auto* d = response->add_devices();
+    d->set_name("Hostile GPU");
+    d->set_uuid("GPU-hostile");
+    d->set_node_name("hostile-node");
+    return grpc::Status::OK;
+  }
+  grpc::Status RunSweep(grpc::ServerContext* context, const v1::RunSweepRequest*,
+                        grpc::ServerWriter<v1::RunSweepResponse>* writer) override {
+    v1::RunSweepResponse event;
+    if (errors_) {
+      event.mutable_error()->set_kernel("add_f32");
+      event.mutable_error()->set_message(std::string(std::max(1, message_bytes_), 'x'));
+    } else {
+      auto* r = event.mutable_result();
+      r->mutable_request()->set_kernel("add_f32");
+      r->mutable_request()->set_elements(1024);
+      r->mutable_device()->set_uuid("GPU-hostile");
+      r->mutable_device()->set_node_name("hostile-node");
+      r->set_explanation(std::string(message_bytes_, 'y'));
+    }
+    while (!context->IsCancelled() && sent_ < 10'000'000) {
+      if (!writer->Write(event)) break;
+      ++sent_;
+    }
+    return grpc::Status::OK;
+  }
+  std::atomic<int64_t> sent_{0};
+
+ private:
+  bool errors_;
+  int message_bytes_;
+};
+
+struct Served {
+  explicit Served(EndlessServer* service) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service);
+    server = builder.BuildAndStart();
+  }
+  ~Served() { server->Shutdown(std::chrono::system_clock::now()); }
+  std::string target() const { return absl::StrCat("127.0.0.1:", port); }
+  int port = 0;
+  std::unique_ptr<grpc::Server> server;
+};
+
+v1::FleetReport RunAgainst(const std::string& target, const FleetOptions& options) {
+  v1::Plan plan;
+  plan.add_sweeps()->add_kernels("add_f32");
+  return RunFleet(
+      {target}, plan, options,
+      [](const std::string& t) { return grpc::CreateChannel(t, grpc::InsecureChannelCredentials()); },
+      [](grpc::ClientContext*) {});
+}
+
+TEST(FleetLimits, EndlessResultsEndTheTargetAtTheRowLimit) {
+  EndlessServer service(/*errors=*/false);
+  Served served(&service);
+  FleetOptions options;
+  options.progress = false;
+  options.target_timeout_seconds = 60;
+  options.max_rows = 500;
+  const v1::FleetReport report = RunAgainst(served.target(), options);
+  ASSERT_EQ(report.targets_size(), 1);
+  const v1::FleetTarget& t = report.targets(0);
+  EXPECT_FALSE(t.ok());
+  EXPECT_THAT(t.error(), HasSubstr("--max_target_rows"));
+  EXPECT_LE(t.rows_size(), options.max_rows);
+  EXPECT_EQ(t.attempts(), 1);  // a limit is not retried
+  ASSERT_EQ(report.failures_size(), 1);
+}
+
+TEST(FleetLimits, EndlessBytesAndErrorsEndTheTarget) {
+  {
+    EndlessServer service(/*errors=*/false, /*message_bytes=*/64 << 10);
+    Served served(&service);
+    FleetOptions options;
+    options.progress = false;
+    options.target_timeout_seconds = 60;
+    options.max_bytes = 4 << 20;
+    const v1::FleetReport report = RunAgainst(served.target(), options);
+    EXPECT_FALSE(report.targets(0).ok());
+    EXPECT_THAT(report.targets(0).error(), HasSubstr("--max_target_bytes"));
+  }
+  {
+    EndlessServer service(/*errors=*/true, /*message_bytes=*/100 << 10);
+    Served served(&service);
+    FleetOptions options;
+    options.progress = false;
+    options.target_timeout_seconds = 60;
+    options.max_errors = 50;
+    const v1::FleetReport report = RunAgainst(served.target(), options);
+    const v1::FleetTarget& t = report.targets(0);
+    EXPECT_FALSE(t.ok());
+    EXPECT_THAT(t.error(), HasSubstr("--max_target_errors"));
+    // The kept messages are capped: 50 errors of 100 KiB would be 5 MB of error text.
+    EXPECT_LT(t.error().size(), 50u * 1100u);
+  }
+}
+
+TEST(FleetTargets, UnboundedOrHugeTargetFilesAreRefused) {
+  absl::StatusOr<std::vector<std::string>> t = ResolveTargets({}, "/dev/zero", {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr("larger than"));
+
+  const std::string path = ::testing::TempDir() + "/many_targets.txt";
+  {
+    std::ofstream f(path);
+    for (int i = 0; i <= kMaxTargetsFileLines; ++i) f << "h" << i << ":1\n";
+  }
+  t = ResolveTargets({}, path, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr("lines"));
+  {
+    std::ofstream f(path);
+    f << "# two targets\nnode1:50051\n\n  node2:50051  \nnode1:50051\n";
+  }
+  t = ResolveTargets({}, path, {});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, (std::vector<std::string>{"node1:50051", "node2:50051"}));
+  std::remove(path.c_str());
 }
 
 }  // namespace

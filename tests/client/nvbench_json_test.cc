@@ -96,18 +96,22 @@ TEST(NvbenchJson, SchemaFieldsAndTags) {
   ASSERT_EQ(root["devices"].size(), 1u);
   const Json& dev = root["devices"][0];
   for (const char* field :
-       {"id", "name", "sm_version", "ptx_version", "sm_default_clock_rate", "number_of_sms",
+       {"id", "name", "sm_version", "sm_default_clock_rate", "number_of_sms",
         "max_blocks_per_sm", "max_threads_per_sm", "max_threads_per_block", "registers_per_sm",
         "registers_per_block", "global_memory_size", "global_memory_bus_peak_clock_rate",
         "global_memory_bus_width", "global_memory_bus_bandwidth", "l2_cache_size",
-        "shared_memory_per_sm", "shared_memory_per_block", "ecc_state"}) {
+        "shared_memory_per_sm", "shared_memory_per_block"}) {
     EXPECT_TRUE(dev.contains(field)) << field;
   }
+  // Not reported by gpubench: left out rather than guessed (ecc false, ptx = sm before).
+  EXPECT_FALSE(dev.contains("ecc_state"));
+  EXPECT_FALSE(dev.contains("ptx_version"));
   EXPECT_EQ(dev["sm_version"], 900);
   EXPECT_EQ(dev["number_of_sms"], 132);
 
-  // One benchmark per kernel, with nvbench's benchmark fields and int64 axes.
-  ASSERT_EQ(root["benchmarks"].size(), 1u);
+  // One benchmark per kernel and mode (hot: "<kernel> (hot)"), with nvbench's fields.
+  ASSERT_EQ(root["benchmarks"].size(), 2u);
+  EXPECT_EQ(root["benchmarks"][1]["name"], "add_f32 (hot)");
   const Json& bench = root["benchmarks"][0];
   EXPECT_EQ(bench["name"], "add_f32");
   EXPECT_EQ(bench["index"], 0);
@@ -116,20 +120,19 @@ TEST(NvbenchJson, SchemaFieldsAndTags) {
     EXPECT_TRUE(bench.contains(field)) << field;
   }
   EXPECT_DOUBLE_EQ(bench["max_noise"].get<double>(), 0.005);  // a fraction, as nvbench stores it
-  ASSERT_EQ(bench["axes"].size(), 3u);
+  ASSERT_EQ(bench["axes"].size(), 1u);  // one launch per size: the launch is no axis
   EXPECT_EQ(bench["axes"][0]["name"], "Elements");
   EXPECT_EQ(bench["axes"][0]["type"], "int64");
   EXPECT_TRUE(bench["axes"][0].contains("flags"));
   EXPECT_EQ(bench["axes"][0]["values"].size(), 2u);
   EXPECT_EQ(bench["axes"][0]["values"][0]["input_string"], "1048576");
 
-  // Cold and hot of one configuration share a state; the other size is its own state.
   ASSERT_EQ(bench["states"].size(), 2u);
   const Json& st = bench["states"][0];
-  EXPECT_EQ(st["name"], "Device=0 Elements=1048576 BlockSize=256 ItemsPerThread=4");
+  EXPECT_EQ(st["name"], "Device=0 Elements=1048576");
   EXPECT_EQ(st["device"], 0);
   EXPECT_EQ(st["is_skipped"], false);
-  ASSERT_EQ(st["axis_values"].size(), 3u);
+  ASSERT_EQ(st["axis_values"].size(), 1u);
   EXPECT_EQ(st["axis_values"][0], Json({{"name", "Elements"}, {"type", "int64"}, {"value", "1048576"}}));
 
   // Every summary: tag, name, description, hint, and data[] of {name, type, value-as-string}.
@@ -146,25 +149,99 @@ TEST(NvbenchJson, SchemaFieldsAndTags) {
   }
   for (const char* tag :
        {"nv/cold/sample_size", "nv/cold/time/gpu/mean", "nv/cold/time/gpu/min",
-        "nv/cold/time/gpu/max", "nv/cold/time/gpu/stdev/relative", "nv/cold/time/gpu/median",
-        "nv/cold/time/gpu/q1", "nv/cold/time/gpu/q3", "nv/cold/time/gpu/iqr/relative",
+        "nv/cold/time/gpu/max", "nv/cold/time/gpu/stdev/relative",
         "nv/cold/bw/item_rate", "nv/cold/bw/global/bytes_per_second",
-        "nv/cold/bw/global/utilization", "nv/cold/walltime", "nv/batch/sample_size",
-        "nv/batch/time/gpu/mean", "gpubench/cold/run_id", "gpubench/batch/stop_rule"}) {
+        "nv/cold/bw/global/utilization", "nv/cold/walltime", "gpubench/run_id",
+        "gpubench/stop_rule", "gpubench/launch"}) {
     EXPECT_TRUE(tags.count(tag)) << tag;
   }
   EXPECT_DOUBLE_EQ(Value(*FindSummary(st, "nv/cold/time/gpu/mean")), 6e-6);
   EXPECT_DOUBLE_EQ(Value(*FindSummary(st, "nv/cold/time/gpu/stdev/relative")), 0.01);
   EXPECT_EQ(Value(*FindSummary(st, "nv/cold/sample_size")), 4000);
   EXPECT_EQ((*FindSummary(st, "nv/cold/sample_size"))["data"][0]["type"], "int64");
-  EXPECT_DOUBLE_EQ(Value(*FindSummary(st, "nv/batch/time/gpu/mean")), 4e-6);
-  EXPECT_EQ(Value(*FindSummary(st, "nv/batch/sample_size")), 300 * 64);  // launches
+  // Without the samples no quartiles: the server's interpolate, nvbench's select.
+  EXPECT_EQ(FindSummary(st, "nv/cold/time/gpu/q1"), nullptr);
+  // The hot benchmark: per-launch figures in the nv/cold/* tags the compare scripts read.
+  const Json& hot = root["benchmarks"][1]["states"][0];
+  EXPECT_EQ(hot["name"], "Device=0 Elements=1048576");
+  EXPECT_DOUBLE_EQ(Value(*FindSummary(hot, "nv/cold/time/gpu/mean")), 4e-6);
+  EXPECT_DOUBLE_EQ(Value(*FindSummary(hot, "nv/batch/time/gpu/mean")), 4e-6);
+  EXPECT_EQ(Value(*FindSummary(hot, "nv/batch/sample_size")), 300 * 64);  // launches
   EXPECT_DOUBLE_EQ(Value(*FindSummary(st, "nv/cold/bw/global/bytes_per_second")),
                    (1 << 20) * 12 / 6e-6);
   EXPECT_EQ((*FindSummary(st, "nv/cold/time/gpu/stdev/relative"))["hint"], "percentage");
   EXPECT_EQ((*FindSummary(st, "nv/cold/time/gpu/mean"))["hint"], "duration");
-  // The second state has no hot result: no batch summaries.
   EXPECT_EQ(FindSummary(bench["states"][1], "nv/batch/time/gpu/mean"), nullptr);
+}
+
+TEST(NvbenchJson, QuantilesSelectByNvbenchsRankRule) {
+  // round(0.25 * 3) = 1, round(0.5 * 3) = 2 (1.5 rounds away from zero), round(0.75 * 3) = 2.
+  EXPECT_EQ(NvbenchQuantile({4, 1, 3, 2}, 0.25), 2);
+  EXPECT_EQ(NvbenchQuantile({4, 1, 3, 2}, 0.5), 3);
+  EXPECT_EQ(NvbenchQuantile({4, 1, 3, 2}, 0.75), 3);
+  EXPECT_TRUE(std::isnan(NvbenchQuantile({}, 0.5)));
+  v1::RunResult r = Result(v1::COLD, 1 << 20, 6e-6, 5);
+  for (double v : {5e-6, 1e-6, 3e-6, 2e-6, 4e-6}) r.mutable_samples()->add_seconds(v);
+  r.mutable_samples()->set_count(5);
+  NvbenchInput in;
+  in.results = {r};
+  in.json_path = "/tmp/out.json";
+  const NvbenchOutput out = RenderNvbench(in);
+  const Json st = Json::parse(out.json)["benchmarks"][0]["states"][0];
+  EXPECT_DOUBLE_EQ(Value(*FindSummary(st, "nv/cold/time/gpu/q1")), 2e-6);
+  EXPECT_DOUBLE_EQ(Value(*FindSummary(st, "nv/cold/time/gpu/median")), 3e-6);
+  EXPECT_DOUBLE_EQ(Value(*FindSummary(st, "nv/cold/time/gpu/q3")), 4e-6);
+  // The samples in nvbench's side file, named relative to the JSON's directory.
+  ASSERT_EQ(out.side_files.size(), 1u);
+  EXPECT_EQ(out.side_files[0].path, "out.json-bin/0.bin");
+  EXPECT_EQ(out.side_files[0].bytes.size(), 5u * 4u);
+  const Json* bin = FindSummary(st, "nv/json/bin:nv/cold/sample_times");
+  ASSERT_NE(bin, nullptr);
+  EXPECT_EQ((*bin)["data"][0]["value"], "out.json-bin/0.bin");
+  EXPECT_EQ((*bin)["data"][1]["value"], "5");
+}
+
+TEST(NvbenchJson, FailedItemsAreSkippedStatesAndEveryDeviceIsListed) {
+  NvbenchInput in;
+  in.results = {Result(v1::COLD, 1 << 20, 6e-6, 100)};
+  v1::SweepItemError e;
+  e.set_kernel("add_f32");
+  e.set_elements(1 << 24);
+  e.set_block_size(256);
+  e.set_items_per_thread(4);
+  e.set_code(13);
+  e.set_message("verification failed");
+  in.errors = {e};
+  for (int i = 0; i < 2; ++i) {
+    v1::DeviceInfo d = in.results[0].device();
+    d.set_index(i);
+    in.devices.push_back(d);
+  }
+  const Json root = Json::parse(RenderNvbench(in).json);
+  ASSERT_EQ(root["devices"].size(), 2u);  // device 1 ran nothing but is listed
+  const Json& bench = root["benchmarks"][0];
+  EXPECT_EQ(bench["devices"], Json::array({0}));
+  ASSERT_EQ(bench["states"].size(), 2u);
+  const Json& skipped = bench["states"][1];
+  EXPECT_EQ(skipped["name"], "Device=0 Elements=16777216");
+  EXPECT_EQ(skipped["is_skipped"], true);
+  EXPECT_EQ(skipped["skip_reason"], "INTERNAL: verification failed");
+  EXPECT_TRUE(skipped["summaries"].is_null());
+}
+
+TEST(NvbenchJson, AnAppliedAutotuneKeepsTheStateNameButALaunchSweepGetsAxes) {
+  v1::RunResult before = Result(v1::COLD, 1 << 20, 6e-6, 100);
+  v1::RunResult after = before;
+  after.mutable_request()->set_block_size(512);
+  after.mutable_request()->set_block_size_source("tuned");
+  const Json a = Json::parse(RenderNvbenchJson({before}, {}));
+  const Json b = Json::parse(RenderNvbenchJson({after}, {}));
+  EXPECT_EQ(a["benchmarks"][0]["axes"], b["benchmarks"][0]["axes"]);
+  EXPECT_EQ(a["benchmarks"][0]["states"][0]["name"], b["benchmarks"][0]["states"][0]["name"]);
+  const Json both = Json::parse(RenderNvbenchJson({before, after}, {}));
+  ASSERT_EQ(both["benchmarks"][0]["axes"].size(), 3u);
+  EXPECT_EQ(both["benchmarks"][0]["states"][0]["name"],
+            "Device=0 Elements=1048576 BlockSize=256 ItemsPerThread=4");
 }
 
 TEST(NvbenchJson, UnknownNoiseIsInfinityNotZero) {

@@ -390,3 +390,25 @@ TEST(RenderHistogram, EqualSamplesAreOneRowAndStridingIsSaid) {
 
 }  // namespace
 }  // namespace gpubench::client
+
+namespace gpubench::client {
+namespace {
+
+// --format=jsonl: each item one line of compact JSON, results and errors alike.
+TEST(JsonLines, OneObjectPerLineForResultsAndErrors) {
+  v1::RunSweepResponse result;
+  result.mutable_result()->set_run_id("r1");
+  result.mutable_result()->set_explanation("two\nlines");
+  const std::string line = JsonLine(result);
+  ASSERT_FALSE(line.empty());
+  EXPECT_EQ(line.back(), '\n');
+  EXPECT_EQ(line.find('\n'), line.size() - 1);  // the embedded newline is escaped
+  EXPECT_EQ(line.rfind("{\"result\":", 0), 0u) << line;
+  const std::string error = JsonErrorLine(14, "gone");
+  EXPECT_EQ(error.find('\n'), error.size() - 1);
+  EXPECT_NE(error.find("\"error\":"), std::string::npos) << error;
+  EXPECT_NE(error.find("\"message\":\"gone\""), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace gpubench::client
