@@ -69,4 +69,20 @@ std::unique_ptr<Backend> WithNodeName(std::unique_ptr<Backend> backend, std::str
       [node_name = std::move(node_name)](DeviceInfo& info) { info.node_name = node_name; });
 }
 
+const char* L2FlushName(L2Flush flush) {
+  return flush == L2Flush::kMemset ? "memset" : "clean";
+}
+
+const char* StreamKindName(StreamKind kind) {
+  switch (kind) {
+    case StreamKind::kNonBlocking:
+      return "nonblocking";
+    case StreamKind::kLegacy:
+      return "legacy";
+    case StreamKind::kPerThread:
+      return "per_thread";
+  }
+  return "unknown";
+}
+
 }  // namespace gpubench

@@ -84,6 +84,13 @@ ABSL_FLAG(int64_t, default_placement_pad_bytes, 0,
           "Unused bytes after each CUDA device buffer of 1 MiB or more, for requests that leave "
           "measurement.placement_pad_bytes at 0 (0: none, buffers back to back; at most 1 GiB). "
           "For A/B runs of buffer placement; the cpu backend ignores it.");
+ABSL_FLAG(std::string, default_l2_flush, "clean",
+          "How cold samples empty the L2 for requests that leave measurement.l2_flush unset: "
+          "clean (a read pass over 2 x L2) or memset (an L2-sized write, nvbench's flush). "
+          "Echoed in every result and named in its method text.");
+ABSL_FLAG(std::string, default_stream, "nonblocking",
+          "The stream samples are timed on for requests that leave measurement.stream unset: "
+          "nonblocking (a stream per run), legacy (the default stream) or per_thread.");
 ABSL_FLAG(double, max_timeout_seconds, 120, "Largest sampling budget a request may ask.");
 ABSL_FLAG(double, max_warmup_seconds, 10,
           "Wall-time bound of one run's warm-up, whatever its launch count.");
@@ -192,6 +199,8 @@ ServerConfig ConfigFromFlags() {
   c.default_max_noise = absl::GetFlag(FLAGS_default_max_noise);
   c.default_timeout_seconds = absl::GetFlag(FLAGS_default_timeout_seconds);
   c.default_placement_pad_bytes = absl::GetFlag(FLAGS_default_placement_pad_bytes);
+  c.default_l2_flush = absl::GetFlag(FLAGS_default_l2_flush);
+  c.default_stream = absl::GetFlag(FLAGS_default_stream);
   c.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
   c.max_warmup_seconds = absl::GetFlag(FLAGS_max_warmup_seconds);
   c.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
@@ -228,6 +237,13 @@ int Main() {
     return kExitBadStartup;
   }
 
+  for (const char* old : {"GPUBENCH_L2_FLUSH", "GPUBENCH_STREAM"}) {
+    if (std::getenv(old) != nullptr) {
+      spdlog::warn("{} is set but ignored: no environment variable changes a measurement; use "
+                   "--default_l2_flush / --default_stream or the request's measurement options",
+                   old);
+    }
+  }
   const HeapTrimmer heap_trimmer(absl::Seconds(config.heap_trim_interval_seconds),
                                  /*slack_bytes=*/int64_t{32} << 20);
 

@@ -168,6 +168,16 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   number("max_concurrent_streams", c.max_concurrent_streams, 1, 100000);
   number("max_memory_bytes", static_cast<double>(c.max_memory_bytes), 64 << 20, 1e15);
   number("heap_trim_interval_seconds", c.heap_trim_interval_seconds, 0, 3600);
+  if (c.default_l2_flush != "clean" && c.default_l2_flush != "memset") {
+    problems.push_back(absl::StrCat("--default_l2_flush must be clean or memset (got '",
+                                    c.default_l2_flush, "')"));
+  }
+  if (c.default_stream != "nonblocking" && c.default_stream != "legacy" &&
+      c.default_stream != "per_thread") {
+    problems.push_back(absl::StrCat(
+        "--default_stream must be nonblocking, legacy or per_thread (got '", c.default_stream,
+        "')"));
+  }
   if (c.workers.mode != "process" && c.workers.mode != "in_process") {
     problems.push_back(absl::StrCat("--worker_mode must be process or in_process (got '",
                                     c.workers.mode, "')"));
@@ -256,6 +266,11 @@ ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend) {
   limits.defaults.timeout_seconds =
       config.default_timeout_seconds > 0 ? config.default_timeout_seconds : (cpu ? 3.0 : 15.0);
   limits.defaults.placement_pad_bytes = config.default_placement_pad_bytes;
+  limits.defaults.l2_flush =
+      config.default_l2_flush == "memset" ? L2Flush::kMemset : L2Flush::kClean;
+  limits.defaults.stream = config.default_stream == "legacy"       ? StreamKind::kLegacy
+                           : config.default_stream == "per_thread" ? StreamKind::kPerThread
+                                                                   : StreamKind::kNonBlocking;
   limits.max_timeout_seconds = config.max_timeout_seconds;
   limits.allow_profiling = config.allow_profiling;
   limits.max_warmup_seconds = config.max_warmup_seconds;

@@ -83,6 +83,8 @@ struct ServerConfig {
   double default_max_noise = -1;
   double default_timeout_seconds = -1;
   int64_t default_placement_pad_bytes = 0;
+  std::string default_l2_flush = "clean";      // clean | memset
+  std::string default_stream = "nonblocking";  // nonblocking | legacy | per_thread
   double max_timeout_seconds = 0;
   double max_warmup_seconds = 0;
   std::string cgroup_root;

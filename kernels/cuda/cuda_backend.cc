@@ -149,43 +149,6 @@ void ResetPersistingL2Lines() {
   if (cudaCtxResetPersistingL2Cache() != cudaSuccess) cudaGetLastError();
 }
 
-// How a cold sample empties the L2, from the server's environment (GPUBENCH_L2_FLUSH):
-// "clean" (the default): a read-only pass over 2 x L2 bytes; the timed launch starts with an L2
-//   of clean lines that hold none of its data, as under Nsight Compute's --cache-control all.
-// "memset": the flush before 2026-11-30 (and nvbench's): write an L2-sized buffer; the timed
-//   launch starts with an L2 full of dirty lines and pays for their write-back (on the H200 up to
-//   8 us, 15% of a 16Mi f32 add). Kept to compare against older results.
-enum class L2Flush { kClean, kMemset };
-
-absl::StatusOr<L2Flush> L2FlushFromEnvironment() {
-  const char* value = std::getenv("GPUBENCH_L2_FLUSH");
-  const std::string_view v = value == nullptr ? "" : value;
-  if (v.empty() || v == "clean") return L2Flush::kClean;
-  if (v == "memset") return L2Flush::kMemset;
-  return absl::FailedPreconditionError(
-      absl::StrCat("GPUBENCH_L2_FLUSH=", value,
-                   " in the server's environment: expected clean (default) or memset"));
-}
-
-// Which stream a session times on, from the server's environment (GPUBENCH_STREAM):
-// "nonblocking" (the default): its own stream made with cudaStreamNonBlocking, so nothing else
-//   in the process orders against it; "legacy": the context's legacy default stream (what
-//   PyTorch and bench/torch_add.py launch on); "per_thread": cudaStreamPerThread. The others
-//   exist to compare the launch-and-event overhead of each kind (issue #19,
-//   bench/add_same_process.py --streams), not for production.
-enum class StreamKind { kNonBlocking, kLegacy, kPerThread };
-
-absl::StatusOr<StreamKind> StreamKindFromEnvironment() {
-  const char* value = std::getenv("GPUBENCH_STREAM");
-  const std::string_view v = value == nullptr ? "" : value;
-  if (v.empty() || v == "nonblocking") return StreamKind::kNonBlocking;
-  if (v == "legacy") return StreamKind::kLegacy;
-  if (v == "per_thread") return StreamKind::kPerThread;
-  return absl::FailedPreconditionError(absl::StrCat(
-      "GPUBENCH_STREAM=", value,
-      " in the server's environment: expected nonblocking (default), legacy or per_thread"));
-}
-
 class CudaSession final : public Session {
  public:
   CudaSession(int device, const KernelVariant& variant, const LaunchGeometry& geometry,
@@ -211,7 +174,9 @@ class CudaSession final : public Session {
 
   absl::Status Init() {
     CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    ASSIGN_OR_RETURN(const StreamKind stream_kind, StreamKindFromEnvironment());
+    // The run's MeasurementOptions.stream; kLegacy and kPerThread exist to compare the launch-
+    // and-event overhead of each kind (what PyTorch launches on), not for production.
+    const StreamKind stream_kind = data_.stream;
     if (stream_kind == StreamKind::kNonBlocking) {
       CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
       owns_stream_ = true;
@@ -232,7 +197,7 @@ class CudaSession final : public Session {
     device_state_ = static_cast<cuda::BlockingState*>(device_state);
 
     RETURN_IF_ERROR(AllocateBuffers());
-    ASSIGN_OR_RETURN(flush_mode_, L2FlushFromEnvironment());
+    flush_mode_ = data_.l2_flush;  // MeasurementOptions.l2_flush
     const size_t l2_bytes =
         static_cast<size_t>(std::max<int64_t>(info_.l2_cache_bytes, 1 << 20)) / 16 * 16;
     // Reading just L2's size can leave lines of the run resident (set conflicts): read twice that.

@@ -327,6 +327,14 @@ RunResult StartResult(const Backend& backend, const RunSpec& spec, const DeviceI
         "placements = ", spec.measurement.placements,
         " has no effect on the cpu backend: it rotates only CUDA device buffers"));
   }
+  if (backend.kind() == BackendKind::kCpu &&
+      (spec.measurement.l2_flush == L2Flush::kMemset ||
+       spec.measurement.stream.value_or(StreamKind::kNonBlocking) != StreamKind::kNonBlocking)) {
+    result.notes.push_back(absl::StrCat(
+        "l2_flush = ", L2FlushName(spec.measurement.l2_flush.value_or(L2Flush::kClean)),
+        " and stream = ", StreamKindName(spec.measurement.stream.value_or(StreamKind::kNonBlocking)),
+        " have no effect on the cpu backend: they choose the CUDA flush and stream"));
+  }
   return result;
 }
 
@@ -488,6 +496,8 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   data.peer_device = spec.peer_device_index;
   data.placement_pad_bytes = spec.measurement.placement_pad_bytes;
   data.placements = std::max(spec.measurement.placements, 1);
+  data.l2_flush = spec.measurement.l2_flush.value_or(L2Flush::kClean);
+  data.stream = spec.measurement.stream.value_or(StreamKind::kNonBlocking);
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    backend.Open(spec.device_index, *spec.kernel, spec.geometry, data));
   result.resources = session->Resources();

@@ -294,6 +294,8 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
         "] (1 GiB): the unused bytes left after each device buffer of 1 MiB or more (0 = the "
         "server's default)"));
   }
+  r.l2_flush = m.l2_flush.value_or(d.l2_flush.value_or(L2Flush::kClean));
+  r.stream = m.stream.value_or(d.stream.value_or(StreamKind::kNonBlocking));
   r.placements = m.placements == 0 ? 1 : m.placements;
   if (r.placements < 1 || r.placements > kMaxPlacements) {
     return absl::InvalidArgumentError(absl::StrCat(

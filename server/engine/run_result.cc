@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace gpubench {
@@ -19,7 +20,16 @@ std::string SampleMethodOf(const Backend& backend, const RunResult& result) {
   } else if (result.timer == SampleTimer::kGpuTimeDuration) {
     durations = KernelDurationSource::kTimeCounter;
   }
-  return backend.SampleMethod(cold, result.hot_batch_size, durations);
+  std::string method = backend.SampleMethod(cold, result.hot_batch_size, durations);
+  if (!DeviceIsHost(backend.kind())) {
+    // The two choices that change what a CUDA sample measures, always named.
+    const MeasurementOptions& m = result.spec.measurement;
+    absl::StrAppend(&method, cold ? absl::StrCat("; L2 flush: ",
+                                                 L2FlushName(m.l2_flush.value_or(L2Flush::kClean)))
+                                  : "",
+                    "; stream: ", StreamKindName(m.stream.value_or(StreamKind::kNonBlocking)));
+  }
+  return method;
 }
 
 RunOutcome OutcomeOf(const RunResult& result) {

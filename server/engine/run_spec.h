@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/host_memory.h"
+#include "kernels/backend.h"
 #include "kernels/catalog.h"
 #include "kernels/launch.h"
 
@@ -73,6 +74,11 @@ struct MeasurementOptions {
   // A request's 0 means 1; else 1 <= x <= kMaxPlacements (kernels/backend.h). The CPU backend
   // ignores it.
   int placements = 0;
+  // The cold samples' L2 flush and the samples' stream (CUDA backend; kernels/backend.h). A
+  // request's nullopt means the server's default (--default_l2_flush, --default_stream); a
+  // resolved RunSpec always holds a value. Named in the result's method text.
+  std::optional<L2Flush> l2_flush = std::nullopt;
+  std::optional<StreamKind> stream = std::nullopt;
 };
 
 struct RunRequest {
@@ -106,7 +112,9 @@ struct ServerLimits {
                               .min_time_seconds = 0.05,
                               .max_noise = 0.005,
                               .timeout_seconds = 15,
-                              .throttle_threshold = kThrottleThreshold};
+                              .throttle_threshold = kThrottleThreshold,
+                              .l2_flush = L2Flush::kClean,
+                              .stream = StreamKind::kNonBlocking};
   int max_warmup_launches = 1000;
   int max_profile_runs = 10000;
   int max_samples_limit = 1000000;

@@ -70,6 +70,21 @@ void MeasurementFromProto(const v1::MeasurementOptions& m, RunRequest* r) {
   r->measurement.max_duty = m.max_duty();
   r->measurement.placement_pad_bytes = m.placement_pad_bytes();
   r->measurement.placements = m.placements();
+  if (m.l2_flush() == v1::L2_FLUSH_CLEAN) r->measurement.l2_flush = L2Flush::kClean;
+  if (m.l2_flush() == v1::L2_FLUSH_MEMSET) r->measurement.l2_flush = L2Flush::kMemset;
+  switch (m.stream()) {
+    case v1::STREAM_KIND_NONBLOCKING:
+      r->measurement.stream = StreamKind::kNonBlocking;
+      break;
+    case v1::STREAM_KIND_LEGACY:
+      r->measurement.stream = StreamKind::kLegacy;
+      break;
+    case v1::STREAM_KIND_PER_THREAD:
+      r->measurement.stream = StreamKind::kPerThread;
+      break;
+    default:  // unset: the server's default (out-of-range values are refused at the edge)
+      break;
+  }
 }
 
 }  // namespace
@@ -191,6 +206,19 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_max_duty(s.measurement.max_duty);
   req->set_placement_pad_bytes(s.measurement.placement_pad_bytes);
   req->set_placements(s.measurement.placements);
+  req->set_l2_flush(s.measurement.l2_flush == L2Flush::kMemset ? v1::L2_FLUSH_MEMSET
+                                                               : v1::L2_FLUSH_CLEAN);
+  switch (s.measurement.stream.value_or(StreamKind::kNonBlocking)) {
+    case StreamKind::kNonBlocking:
+      req->set_stream(v1::STREAM_KIND_NONBLOCKING);
+      break;
+    case StreamKind::kLegacy:
+      req->set_stream(v1::STREAM_KIND_LEGACY);
+      break;
+    case StreamKind::kPerThread:
+      req->set_stream(v1::STREAM_KIND_PER_THREAD);
+      break;
+  }
   out->set_launch_report(r.launch_report);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());

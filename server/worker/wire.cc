@@ -59,10 +59,10 @@ namespace gpubench {
 // A field added to one of these structs must be added to its list below, or it silently stops
 // crossing the process boundary: these sizes break the build first (x86-64, GCC 12). Update the
 // list, then the size.
-static_assert(sizeof(MeasurementOptions) == 96, "new MeasurementOptions field: list it below");
-static_assert(sizeof(RunSpec) == 248, "new RunSpec field: list it below");
+static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
+static_assert(sizeof(RunSpec) == 264, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 1792, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 1808, "new RunResult field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunShape, elements, m, n, k)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchGeometry, block_size, items_per_thread, grid_size,
@@ -70,7 +70,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchGeometry, block_size, items_per_thread,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MeasurementOptions, warmup_launches, min_samples, max_samples,
                                    min_time_seconds, max_noise, timeout_seconds, profile_runs,
                                    keep_samples, timer, throttle_threshold, max_duty,
-                                   placement_pad_bytes, placements)
+                                   placement_pad_bytes, placements, l2_flush, stream)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSpec, kernel, elements, shape, device_index,
                                    peer_device_index, geometry, block_size_source, cache_mode,
                                    measurement, verify, seed, profile, profile_forbidden, force,

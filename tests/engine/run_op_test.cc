@@ -40,7 +40,7 @@ TEST(RunOpTest, ResolvesQueuesAndFinishes) {
   absl::StatusOr<RunResult> result = SubmitAndWait(*engine, Request());
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(OutcomeOf(*result), RunOutcome::kVerified);
-  EXPECT_EQ(result->method, "fake cold sample");  // finished by the worker
+  EXPECT_EQ(result->method, "fake cold sample; L2 flush: clean; stream: nonblocking");  // finished by the worker
   EXPECT_LE(result->queued_at, result->started_at);
 }
 

@@ -65,7 +65,11 @@ TEST(SampleMethodOfTest, MethodTextComesFromTheBackend) {
   testing::FakeBackend fake({});
   RunResult other = Measured("add_f32", CacheMode::kCold);
   other.method = SampleMethodOf(fake, other);
-  EXPECT_EQ(other.method, "fake cold sample");
+  // A device backend's text names the flush and the stream, which change what a sample measures.
+  EXPECT_EQ(other.method, "fake cold sample; L2 flush: clean; stream: nonblocking");
+  other.spec.measurement.l2_flush = L2Flush::kMemset;
+  other.spec.measurement.stream = StreamKind::kLegacy;
+  EXPECT_EQ(SampleMethodOf(fake, other), "fake cold sample; L2 flush: memset; stream: legacy");
 
   RunResult profiled = Measured("add_f32", CacheMode::kCold);
   profiled.profile_mode = true;
