@@ -2,16 +2,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/parallel.h"
-#include "common/splitmix64.h"
+#include "kernels/uniform.h"
 
 namespace gpubench {
 namespace {
 
 // Uniform in [-1, 1) with 24 random bits: exactly representable in float.
 double UniformValue(uint64_t seed, uint64_t stream, int64_t i) {
-  const uint64_t bits = SplitMix64Hash(
-      seed ^ SplitMix64Hash(stream * 0x632be59bd9b4e019ULL + static_cast<uint64_t>(i)));
-  return static_cast<double>(bits >> 40) / static_cast<double>(1 << 23) - 1.0;
+  return static_cast<double>(UniformBits24(seed, stream, i)) / static_cast<double>(1 << 23) - 1.0;
 }
 
 }  // namespace

@@ -142,6 +142,13 @@ inline DType BufferDType(const BufferSpec& buffer, DType variant_dtype) {
 inline int64_t BufferElements(const BufferSpec& buffer, const RunShape& shape) {
   return buffer.elements != nullptr ? buffer.elements(shape) : shape.elements;
 }
+// Whether a backend with a device generator (the CUDA backend, kernels/cuda/generate.h) fills
+// `buffer` on the device instead of uploading the host's copy: an input or in-out with the
+// default generator (GenerateUniform, the same bits on both) in the run's device memory.
+inline bool GeneratedOnDevice(const BufferSpec& buffer) {
+  return buffer.role != BufferRole::kOutput && buffer.generate == nullptr &&
+         buffer.placement == Placement::kDevice;
+}
 // An output or in-out: read back and verified.
 inline bool IsVerified(const BufferSpec& buffer) { return buffer.role != BufferRole::kInput; }
 // Whether any buffer lives on a peer device (the run needs two devices).
