@@ -344,9 +344,8 @@ class CpuBackend final : public Backend {
     const HostInfo host = ReadHostInfo();
     // The last-level cache, at least 4 MiB: sizes the cold flush (ChooseCpuColdFlush).
     const int64_t llc = std::max({host.l3_cache_bytes, host.l2_cache_bytes, int64_t{4} << 20});
-    auto session =
-        std::make_unique<CpuSession>(variant, geometry, data, pools_[device].get(), llc,
-                                     options_.min_launch_seconds);
+    auto session = std::make_unique<CpuSession>(variant, geometry, data, pools_[device].get(), llc,
+                                                options_.min_launch_seconds);
     if (absl::Status s = session->Allocate(device); !s.ok()) return s;
     return session;
   }

@@ -56,6 +56,10 @@ using GenerateFn = void (*)(const GenerateContext& context, std::span<std::byte>
 // Element i depends only on (seed, stream, i): the data is the same for any thread count. The
 // default generator of every input.
 void GenerateUniform(const GenerateContext& context, std::span<std::byte> out);
+// GenerateUniform's values at `indices` only: element j of `out` is element indices[j] of the
+// full buffer (for a host cross-check of a few positions of a buffer generated on the device).
+void GenerateUniformAt(const GenerateContext& context, std::span<const int64_t> indices,
+                       std::span<std::byte> out);
 
 struct BufferSpec {
   absl::string_view name = {};  // "a", "b", "c", "x", "y", "src", "dst", ...

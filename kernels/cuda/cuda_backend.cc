@@ -467,8 +467,7 @@ class CudaSession final : public Session {
       if (!async) CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     } else if (async) {
       CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(data, data_.buffers[buffer].data(),
-                                           static_cast<size_t>(bytes), cudaMemcpyDefault,
-                                           stream_));
+                                           static_cast<size_t>(bytes), cudaMemcpyDefault, stream_));
     } else {
       CUDA_RETURN_IF_ERROR(cudaMemcpy(data, data_.buffers[buffer].data(),
                                       static_cast<size_t>(bytes), cudaMemcpyDefault));

@@ -60,8 +60,7 @@ __host__ __device__ inline uint64_t Element<uint64_t>(uint64_t seed, uint64_t st
 template <typename T>
 __global__ void GenerateKernel(T* __restrict__ out, int64_t n, uint64_t seed, uint64_t stream) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += step) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     out[i] = Element<T>(seed, stream, i);
   }
 }
@@ -72,8 +71,8 @@ int Launch(void* out, int64_t n, uint64_t seed, uint64_t stream, cudaStream_t s)
   constexpr int kBlock = 256;
   // Enough blocks to fill any current GPU several times over; the loop covers the rest.
   const int64_t blocks = std::min<int64_t>((n + kBlock - 1) / kBlock, 65536);
-  GenerateKernel<T><<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(static_cast<T*>(out), n,
-                                                                       seed, stream);
+  GenerateKernel<T>
+      <<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(static_cast<T*>(out), n, seed, stream);
   return cudaGetLastError();
 }
 

@@ -15,7 +15,7 @@
 namespace gpubench {
 namespace {
 
-constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16,  DType::kBF16,  DType::kF64,
+constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16,  DType::kF64,
                                 DType::kU32, DType::kU64, DType::kF8E4M3};
 
 std::vector<std::byte> HostFill(DType dtype, uint64_t seed, uint64_t stream, int64_t n,
@@ -43,8 +43,8 @@ TEST(DeviceGeneratorFormula, HostRunOfTheDeviceCodeMatchesGenerateUniform) {
           const uint64_t want = ElementBits(host, dtype, i);
           const uint64_t got = cuda::GeneratedElementBitsOnHost(dtype, seed, stream, i);
           if (want != got && ++mismatches <= 3) {
-            ADD_FAILURE() << DTypeName(dtype) << " seed " << seed << " stream " << stream
-                          << " i " << i << ": host " << std::hex << want << " device code " << got;
+            ADD_FAILURE() << DTypeName(dtype) << " seed " << seed << " stream " << stream << " i "
+                          << i << ": host " << std::hex << want << " device code " << got;
           }
         }
         EXPECT_EQ(mismatches, 0) << DTypeName(dtype) << " seed " << seed << " stream " << stream;
@@ -68,8 +68,8 @@ class DeviceGeneratorGpu : public ::testing::Test {
 
 TEST_F(DeviceGeneratorGpu, DeviceFillIsBitIdenticalToTheHostGenerator) {
   ParallelPool pool(0);
-  for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{4099}, (int64_t{1} << 20) + 3,
-                    int64_t{1} << 24, (int64_t{1} << 28) + 5}) {
+  for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{4099}, (int64_t{1} << 20) + 3, int64_t{1} << 24,
+                    (int64_t{1} << 28) + 5}) {
     for (DType dtype : kAllDTypes) {
       // 2^28 elements only for the 16-bit types (512 MiB): the index math past 2^24 threads.
       if (n > (int64_t{1} << 24) && DTypeSize(dtype) != 2) continue;
