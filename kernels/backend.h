@@ -125,8 +125,11 @@ struct HostData {
   DType dtype = DType::kF32;  // the variant's
   RunShape shape;
   int64_t n = 0;  // shape.elements
+  uint64_t seed = 0;  // the run's seed, for buffers a backend generates itself
   // One entry per buffer of the family, in its order: the generated contents of inputs, the
-  // initial contents of in-outs; empty for outputs.
+  // initial contents of in-outs; empty for outputs. The CUDA backend generates the buffers
+  // GeneratedOnDevice (kernels/family.h) names on the device from `seed` and never reads their
+  // host copies.
   std::vector<std::vector<std::byte>> buffers;
   int peer_device = -1;  // the second device where the family has a peer buffer; -1: none
   // Unused bytes after each device buffer of >= kPlacementPadMinBytes (0: none); set by the engine

@@ -4,6 +4,7 @@
 #ifndef GPUBENCH_KERNELS_CPU_BACKEND_H_
 #define GPUBENCH_KERNELS_CPU_BACKEND_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,20 @@ struct CpuBackendOptions {
   // second on two cores.
   int64_t max_operations_per_launch = int64_t{1} << 31;
 };
+
+// How a cold sample empties the host's caches of the run's data.
+enum class CpuColdFlush {
+  // Every cache line of the run's buffers written back and invalidated (clflushopt / dc civac):
+  // exactly what a previous launch could have left, at one instruction per line.
+  kEvictBuffers,
+  // A write pass over 2x the last-level cache (the flush before 2026-12): evicts everything.
+  kWriteTwiceLlc,
+};
+
+// kEvictBuffers where the launch touches only its buffers (no setup state, whose extent is
+// unknown), they total at most 2x `llc_bytes` (beyond that evicting them costs more than the
+// write pass) and the host has an eviction instruction; kWriteTwiceLlc otherwise.
+CpuColdFlush ChooseCpuColdFlush(int64_t working_set_bytes, int64_t llc_bytes, bool has_state);
 
 // The UUID of simulated device `device` under `seed` (see CpuBackendOptions::uuid_seed).
 std::string SimulatedDeviceUuid(const std::string& seed, int device);

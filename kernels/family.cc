@@ -1,17 +1,44 @@
 #include "kernels/family.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/parallel.h"
-#include "common/splitmix64.h"
+#include "kernels/uniform.h"
 
 namespace gpubench {
 namespace {
 
 // Uniform in [-1, 1) with 24 random bits: exactly representable in float.
 double UniformValue(uint64_t seed, uint64_t stream, int64_t i) {
-  const uint64_t bits = SplitMix64Hash(
-      seed ^ SplitMix64Hash(stream * 0x632be59bd9b4e019ULL + static_cast<uint64_t>(i)));
-  return static_cast<double>(bits >> 40) / static_cast<double>(1 << 23) - 1.0;
+  return static_cast<double>(UniformBits24(seed, stream, i)) / static_cast<double>(1 << 23) - 1.0;
+}
+
+// Element `i` of a buffer of `dtype` at `data` set to `v` (GenerateUniform's value), rounded.
+void StoreUniform(DType dtype, void* data, int64_t i, double v) {
+  switch (dtype) {
+    case DType::kF32:
+      static_cast<float*>(data)[i] = static_cast<float>(v);
+      break;
+    case DType::kF16:
+      static_cast<Half*>(data)[i] = DoubleToHalf(v);
+      break;
+    case DType::kBF16:
+      static_cast<BFloat16*>(data)[i] = DoubleToBFloat16(v);
+      break;
+    case DType::kF64:
+      static_cast<double*>(data)[i] = v;
+      break;
+    case DType::kU32:  // the 24 random bits as an integer
+      static_cast<uint32_t*>(data)[i] = static_cast<uint32_t>((v + 1.0) * (1 << 23));
+      break;
+    case DType::kU64:
+      static_cast<uint64_t*>(data)[i] = static_cast<uint64_t>((v + 1.0) * (1 << 23));
+      break;
+    case DType::kF8E4M3:
+      static_cast<Fp8E4M3*>(data)[i] = DoubleToFp8E4M3(v);
+      break;
+  }
 }
 
 }  // namespace
@@ -33,36 +60,22 @@ void GenerateUniform(const GenerateContext& c, std::span<std::byte> out) {
   void* data = out.data();
   const auto fill = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      const double v = UniformValue(c.seed, c.stream, i);
-      switch (c.dtype) {
-        case DType::kF32:
-          static_cast<float*>(data)[i] = static_cast<float>(v);
-          break;
-        case DType::kF16:
-          static_cast<Half*>(data)[i] = DoubleToHalf(v);
-          break;
-        case DType::kBF16:
-          static_cast<BFloat16*>(data)[i] = DoubleToBFloat16(v);
-          break;
-        case DType::kF64:
-          static_cast<double*>(data)[i] = v;
-          break;
-        case DType::kU32:  // the 24 random bits as an integer
-          static_cast<uint32_t*>(data)[i] = static_cast<uint32_t>((v + 1.0) * (1 << 23));
-          break;
-        case DType::kU64:
-          static_cast<uint64_t*>(data)[i] = static_cast<uint64_t>((v + 1.0) * (1 << 23));
-          break;
-        case DType::kF8E4M3:
-          static_cast<Fp8E4M3*>(data)[i] = DoubleToFp8E4M3(v);
-          break;
-      }
+      StoreUniform(c.dtype, data, i, UniformValue(c.seed, c.stream, i));
     }
   };
   if (c.pool != nullptr) {
     c.pool->For(n, 1 << 16, fill);
   } else {
     fill(0, n);
+  }
+}
+
+void GenerateUniformAt(const GenerateContext& c, std::span<const int64_t> indices,
+                       std::span<std::byte> out) {
+  const size_t count = std::min(indices.size(), out.size() / DTypeSize(c.dtype));
+  for (size_t j = 0; j < count; ++j) {
+    StoreUniform(c.dtype, out.data(), static_cast<int64_t>(j),
+                 UniformValue(c.seed, c.stream, indices[j]));
   }
 }
 

@@ -56,6 +56,10 @@ using GenerateFn = void (*)(const GenerateContext& context, std::span<std::byte>
 // Element i depends only on (seed, stream, i): the data is the same for any thread count. The
 // default generator of every input.
 void GenerateUniform(const GenerateContext& context, std::span<std::byte> out);
+// GenerateUniform's values at `indices` only: element j of `out` is element indices[j] of the
+// full buffer (for a host cross-check of a few positions of a buffer generated on the device).
+void GenerateUniformAt(const GenerateContext& context, std::span<const int64_t> indices,
+                       std::span<std::byte> out);
 
 struct BufferSpec {
   absl::string_view name = {};  // "a", "b", "c", "x", "y", "src", "dst", ...
@@ -141,6 +145,13 @@ inline DType BufferDType(const BufferSpec& buffer, DType variant_dtype) {
 // Elements of `buffer` in a run of `shape`.
 inline int64_t BufferElements(const BufferSpec& buffer, const RunShape& shape) {
   return buffer.elements != nullptr ? buffer.elements(shape) : shape.elements;
+}
+// Whether a backend with a device generator (the CUDA backend, kernels/cuda/generate.h) fills
+// `buffer` on the device instead of uploading the host's copy: an input or in-out with the
+// default generator (GenerateUniform, the same bits on both) in the run's device memory.
+inline bool GeneratedOnDevice(const BufferSpec& buffer) {
+  return buffer.role != BufferRole::kOutput && buffer.generate == nullptr &&
+         buffer.placement == Placement::kDevice;
 }
 // An output or in-out: read back and verified.
 inline bool IsVerified(const BufferSpec& buffer) { return buffer.role != BufferRole::kInput; }

@@ -81,6 +81,7 @@ HostData GenerateHostData(const KernelVariant& variant, const RunShape& shape, u
   data.dtype = variant.dtype;
   data.shape = shape;
   data.n = shape.elements;
+  data.seed = seed;
   data.buffers.resize(family.buffers.size());
   for (size_t i = 0; i < family.buffers.size(); ++i) {
     const BufferSpec& b = family.buffers[i];

@@ -19,6 +19,7 @@
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/cupti_activity.h"
 #include "kernels/cuda/cupti_profiler.h"
+#include "kernels/cuda/generate.h"
 #include "kernels/cuda/timing.h"
 #include "kernels/run_buffers.h"
 
@@ -399,8 +400,8 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
-  // One copy of the family's buffers, each where its declaration places it, inputs uploaded
-  // (outputs and in-outs are ResetOutputs' work).
+  // One copy of the family's buffers, each where its declaration places it, inputs generated on
+  // the device or uploaded (outputs and in-outs are ResetOutputs' work).
   absl::Status AllocateCopy(std::vector<std::unique_ptr<PlacedBuffer>>* copy) {
     const KernelFamily& family = *variant_.family;
     for (size_t i = 0; i < family.buffers.size(); ++i) {
@@ -411,10 +412,30 @@ class CudaSession final : public Session {
       RETURN_IF_ERROR(buffer->Allocate(spec.placement, static_cast<size_t>(bytes), owner, device_,
                                        static_cast<size_t>(data_.placement_pad_bytes)));
       if (spec.role == BufferRole::kInput) {
-        CUDA_RETURN_IF_ERROR(cudaMemcpy(buffer->data(), data_.buffers[i].data(), buffer->bytes(),
-                                        cudaMemcpyDefault));
+        RETURN_IF_ERROR(Fill(static_cast<int>(i), buffer->data(), /*async=*/false));
       }
       copy->push_back(std::move(buffer));
+    }
+    return absl::OkStatus();
+  }
+
+  // Buffer `buffer`'s generated contents into `data` (one copy's allocation of it): on the device
+  // where GeneratedOnDevice (no host generation or upload; a 1 GiB input takes milliseconds),
+  // else copied from the host's. On the session's stream; `async` false waits for it.
+  absl::Status Fill(int buffer, void* data, bool async) {
+    const BufferSpec& spec = variant_.family->buffers[buffer];
+    const int64_t bytes = BufferBytes(variant_, data_.shape, buffer);
+    if (GeneratedOnDevice(spec)) {
+      CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(cuda::LaunchGenerateUniform(
+          BufferDType(spec, variant_.dtype), data_.seed, spec.seed_stream,
+          BufferElements(spec, data_.shape), data, stream_)));
+      if (!async) CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    } else if (async) {
+      CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(data, data_.buffers[buffer].data(),
+                                           static_cast<size_t>(bytes), cudaMemcpyDefault, stream_));
+    } else {
+      CUDA_RETURN_IF_ERROR(cudaMemcpy(data, data_.buffers[buffer].data(),
+                                      static_cast<size_t>(bytes), cudaMemcpyDefault));
     }
     return absl::OkStatus();
   }
@@ -476,8 +497,7 @@ class CudaSession final : public Session {
       PlacedBuffer& b = *memory_[i];
       void* const data = buffers_.data[i];  // the selected copy's (copy 0: b.data())
       if (role == BufferRole::kInOut) {
-        CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(data, data_.buffers[i].data(), b.bytes(),
-                                             cudaMemcpyDefault, stream_));
+        RETURN_IF_ERROR(Fill(static_cast<int>(i), data, /*async=*/true));
       } else if (role == BufferRole::kOutput) {
         if (b.on_host()) {
           CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));  // no launch still writes it

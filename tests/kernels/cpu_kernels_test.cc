@@ -191,6 +191,41 @@ TEST(HostData, DeterministicAndNotDegenerate) {
   EXPECT_LT(zeros, 10);
 }
 
+// The cold flush evicts only the buffers' lines where that is exact and cheaper than the 2x LLC
+// write pass; setup state (of unknown extent) and buffers beyond 2x LLC keep the write pass.
+TEST(CpuColdFlush, EvictsBuffersOnlyWhereThatIsExact) {
+  constexpr int64_t kLlc = int64_t{32} << 20;
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+  EXPECT_EQ(ChooseCpuColdFlush(12000, kLlc, false), CpuColdFlush::kEvictBuffers);
+  EXPECT_EQ(ChooseCpuColdFlush(2 * kLlc, kLlc, false), CpuColdFlush::kEvictBuffers);
+#endif
+  EXPECT_EQ(ChooseCpuColdFlush(2 * kLlc + 1, kLlc, false), CpuColdFlush::kWriteTwiceLlc);
+  EXPECT_EQ(ChooseCpuColdFlush(12000, kLlc, true), CpuColdFlush::kWriteTwiceLlc);
+}
+
+// Cold samples with either flush leave the buffers intact: the next launch still verifies.
+TEST(CpuColdFlush, ColdSamplesKeepTheData) {
+  auto backend = MakeCpuBackend({.devices = 1, .threads_per_device = 2});
+  absl::StatusOr<const KernelVariant*> found = FindKernel("add_f32");
+  ASSERT_TRUE(found.ok()) << found.status();
+  const KernelVariant* k = *found;
+  ParallelPool pool(2);
+  // 12 KB: lines evicted; 96 MiB: the write pass on hosts with an LLC under 48 MiB.
+  for (int64_t n : {int64_t{1000}, int64_t{8} << 20}) {
+    HostData data = GenerateHostData(*k, n, 7, &pool);
+    auto session = backend->Open(0, *k, DefaultGeometry(*k, n), data);
+    ASSERT_TRUE(session.ok()) << session.status();
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<double> s = (*session)->ColdSample();
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_GT(*s, 0);
+    }
+    BufferContents out;
+    ASSERT_TRUE((*session)->RunOnceAndRead(&out).ok());
+    EXPECT_TRUE(Verify(*k, data, out, &pool).passed) << n;
+  }
+}
+
 TEST(CpuBackendIdentity, NameBasedUuidsAreStableAndFollowRfc4122) {
   // Expected values from Python: uuid.uuid5(<gpubench namespace>, "node-a/0") and ".../1".
   EXPECT_EQ(SimulatedDeviceUuid("node-a", 0), "CPU-a9af5ced-50d8-59ef-988e-eda5e864cd0c");
