@@ -16,7 +16,6 @@
 #include "client/commands/commands.h"
 #include "client/commands/connection.h"
 #include "client/commands/flags.h"
-#include "client/commands/options.h"
 #include "client/output.h"
 #include "client/rpc_status.h"
 #include "common/files.h"

@@ -5,10 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "client/commands/commands.h"
 #include "client/commands/connection.h"
-#include "client/commands/flags.h"
 #include "client/commands/options.h"
 #include "client/output.h"
 #include "client/rpc_status.h"
