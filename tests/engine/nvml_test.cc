@@ -1,6 +1,9 @@
 // The NVML loader, the shared-node busy check and the clock-event watch, against a fake
 // libnvidia-ml (tests/kernels/fake_nvml.cc) loaded with dlopen exactly as the real one is.
 #include <gtest/gtest.h>
+#include <set>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -114,6 +117,31 @@ TEST_F(NvmlTest, BusyCheckIgnoresThisProcessAndNamesOthers) {
   // A device NVML does not know (CPU backend) is never busy.
   setenv("FAKE_NVML_UNKNOWN_UUID", "GPU-aaaa", 1);
   EXPECT_TRUE(shared.CheckIdle(0).ok());
+}
+
+// The server's worker processes hold the GPUs' contexts: the busy check counts them as the server
+// (a live child here stands in for a worker), never as a tenant.
+TEST_F(NvmlTest, BusyCheckCountsTheWorkersAsThisServer) {
+  std::shared_ptr<Nvml> nvml = Load();
+  ASSERT_NE(nvml, nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  NvmlMonitor shared(nvml, {"GPU-aaaa"}, GpuSharing::kShared);
+  setenv("FAKE_NVML_PIDS", absl::StrCat(getpid(), ",", child).c_str(), 1);
+  EXPECT_FALSE(shared.CheckIdle(0).ok());  // before the monitor knows the worker
+  shared.SetWorkerPids([child] { return std::set<pid_t>{child}; });
+  EXPECT_TRUE(shared.CheckIdle(0).ok());
+  setenv("FAKE_NVML_PIDS", absl::StrCat(child, ",4243").c_str(), 1);
+  const absl::Status busy = shared.CheckIdle(0);
+  EXPECT_NE(busy.message().find("pid 4243"), std::string::npos) << busy;
+  EXPECT_EQ(busy.message().find(absl::StrCat("pid ", child)), std::string::npos) << busy;
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  unsetenv("FAKE_NVML_PIDS");
 }
 
 TEST_F(NvmlTest, PeerPathNamesNvlinkOrPcie) {
