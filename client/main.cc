@@ -7,7 +7,7 @@
 //   3  server unreachable or deadline exceeded
 //   4  not authenticated (missing, unusable or invalid bearer token, or the TLS handshake
 //      refused: client certificate refused or server certificate not trusted)
-//   5  fleet: a result regressed against --baseline
+//   5  fleet: a result regressed against --baseline, or an output hash disagreed (SDC_SUSPECT)
 // 130  interrupted (Ctrl-C); a sweep prints the results that finished first
 #include <grpcpp/grpcpp.h>
 
@@ -818,6 +818,7 @@ int Fleet() {
       std::cerr << "gpubench: could not write --report_file " << f << "\n";
     }
   }
+  for (const v1::FleetSdcSuspect& s : report.sdc_suspects()) std::cerr << s.description() << "\n";
   if (!report.regressions().empty()) {
     std::cerr << "REGRESSIONS against " << report.baseline() << " (more than "
               << 100 * options.regression_threshold << "% slower, failed, or missing):\n";
@@ -826,6 +827,7 @@ int Fleet() {
     }
     return kExitRegression;
   }
+  if (!report.sdc_suspects().empty()) return kExitRegression;
   if (!report.failures().empty()) return kExitRunFailed;
   return kExitOk;
 }

@@ -70,6 +70,9 @@ ABSL_FLAG(int64_t, device_printf_fifo_bytes, 1 << 20,
 ABSL_FLAG(bool, test_fault_kernels, false,
           "TEST ONLY: add the test_fault_* variants, which crash, hang or exhaust their worker "
           "on purpose, to the catalog.");
+ABSL_FLAG(bool, test_flip_output_hash, false,
+          "TEST ONLY: flip the low bit of every result's output hash, as a GPU with silently "
+          "corrupted output looks to the fleet's SDC check.");
 ABSL_FLAG(int64_t, max_elements, int64_t{1} << 31, "Largest element count a request may ask.");
 ABSL_FLAG(int, queue_capacity, 64, "Pending runs per device before RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_sweep_items, 1000, "Most kernels x sizes x block sizes in one RunSweep.");
@@ -195,6 +198,7 @@ ServerConfig ConfigFromFlags() {
   c.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
   c.max_warmup_seconds = absl::GetFlag(FLAGS_max_warmup_seconds);
   c.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
+  c.test_flip_output_hash = absl::GetFlag(FLAGS_test_flip_output_hash);
   c.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
   c.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
   c.metrics.listen = absl::GetFlag(FLAGS_metrics_listen);

@@ -260,6 +260,7 @@ ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend) {
   limits.allow_profiling = config.allow_profiling;
   limits.max_warmup_seconds = config.max_warmup_seconds;
   limits.host_memory.cgroup_root = config.cgroup_root;
+  if (config.test_flip_output_hash) limits.test_output_hash_xor = 1;
   return limits;
 }
 

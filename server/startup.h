@@ -86,6 +86,7 @@ struct ServerConfig {
   double max_timeout_seconds = 0;
   double max_warmup_seconds = 0;
   std::string cgroup_root;
+  bool test_flip_output_hash = false;  // TEST ONLY: every output hash has its low bit flipped
   bool allow_profiling = true;
   double shutdown_grace_seconds = 0;
   // The Prometheus endpoint.

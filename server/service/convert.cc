@@ -274,6 +274,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     v->set_first_mismatch_buffer(rv.first_mismatch_buffer);
     v->set_sampled(rv.sampled);
   }
+  if (r.output_hash) out->set_output_hash(*r.output_hash);
 
   v1::Occupancy* o = out->mutable_occupancy();
   const KernelResources& res = r.resources;
