@@ -9,41 +9,41 @@
 //      refused: client certificate refused or server certificate not trusted)
 //   5  fleet: a result regressed against --baseline, or an output hash disagreed (SDC_SUSPECT)
 // 130  interrupted (Ctrl-C); a sweep prints the results that finished first
+#include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
-
 #include <signal.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
 #include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/numbers.h"
 #include "absl/time/time.h"
-#include <google/protobuf/util/json_util.h>
 #include "client/compare.h"
 #include "client/fleet.h"
+#include "client/health.h"
 #include "client/nvbench_json.h"
 #include "client/output.h"
 #include "client/rpc_status.h"
 #include "client/tls_probe.h"
 #include "common/command_line.h"
-#include "common/files.h"
 #include "common/echo.h"
-#include "common/tokens.h"
+#include "common/files.h"
 #include "common/sizes.h"
+#include "common/tokens.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 #include "proto/plan_json.h"
 
@@ -754,6 +754,26 @@ int Autotune(v1::Benchmark::Stub& stub, Format format, const std::vector<std::st
   return kExitOk;
 }
 
+// `gpubench health`: GetHealth, one summary line and the evidence (or JSON); exit 0 PASS, 1
+// DEGRADED or FAIL, 2 UNKNOWN (client/health.h).
+int Health(v1::Benchmark::Stub& stub, Format format) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::GetHealthRequest request;
+  request.set_device_uuid(absl::GetFlag(FLAGS_device_uuid));
+  // Every device unless --device is given (its default 0 would select one).
+  for (const std::string& arg : Argv()) {
+    if (arg == "--device" || arg.rfind("--device=", 0) == 0) {
+      request.set_device_index(absl::GetFlag(FLAGS_device));
+    }
+  }
+  v1::GetHealthResponse r;
+  grpc::Status status = stub.GetHealth(&context, request, &r);
+  if (!status.ok()) return ReportRpcError("GetHealth", status);
+  std::cout << (format == Format::kTable ? RenderHealth(r) : ToJson(r));
+  return HealthExitCode(r.verdict());
+}
+
 int Fleet() {
   std::string plan_text;
   if (absl::GetFlag(FLAGS_plan).empty() || !ReadFileToString(absl::GetFlag(FLAGS_plan), &plan_text)) {
@@ -853,17 +873,23 @@ ProgramSpec CliSpec() {
   spec.program = "gpubench";
   spec.description = "gpubench: client of gpubench_server.";
   spec.commands = {
-      {"kernels", "gpubench kernels [--format table|json|csv]", "List the kernel catalog.",
+      {"kernels",
+       "gpubench kernels [--format table|json|csv]",
+       "List the kernel catalog.",
        {"format"}},
-      {"devices", "gpubench devices [--format table|json|csv]", "List the server's devices.",
+      {"devices",
+       "gpubench devices [--format table|json|csv]",
+       "List the server's devices.",
        {"format"}},
-      {"info", "gpubench info [--format table|json]",
+      {"info",
+       "gpubench info [--format table|json]",
        "The server's version, git revision, backend, start time and limits (GetServerInfo).",
        {"format"}},
       {"run", "gpubench run KERNEL --size N [flags]",
        "Benchmark one kernel at one size (gemm: --size N for N^3, or --m --n --k).",
-       Concat({"size", "m", "n", "k", "device", "device_uuid", "block_size", "items_per_thread", "verify", "seed",
-               "profile", "profile_runs", "samples", "histogram", "force", "format", "output_file"},
+       Concat({"size", "m", "n", "k", "device", "device_uuid", "block_size", "items_per_thread",
+               "verify", "seed", "profile", "profile_runs", "samples", "histogram", "force",
+               "format", "output_file"},
               kMeasurementFlags)},
       {"sweep", "gpubench sweep --kernels a,b --sizes 1Mi,16Mi [flags]",
        "Benchmark kernels x sizes x block sizes, streaming progress; Ctrl-C prints what finished.",
@@ -871,22 +897,29 @@ ProgramSpec CliSpec() {
                "all_devices", "verify", "seed", "profile", "profile_runs", "samples", "histogram",
                "force", "progress", "format", "output_file"},
               kMeasurementFlags)},
-      {"autotune", "gpubench autotune KERNEL --size N [--block_sizes ...] [--items_per_thread ...] "
-                   "[--apply]",
+      {"autotune",
+       "gpubench autotune KERNEL --size N [--block_sizes ...] [--items_per_thread ...] "
+       "[--apply]",
        "Measure every block size x items per thread and report the fastest.",
        Concat({"size", "block_sizes", "items_per_thread", "device", "apply", "format"},
               kMeasurementFlags)},
-      {"compare", "gpubench compare [--sizes 1Mi,16Mi,256Mi] [--dtypes f32,f16] [--modes cold,hot]",
+      {"compare",
+       "gpubench compare [--sizes 1Mi,16Mi,256Mi] [--dtypes f32,f16] [--modes cold,hot]",
        "Seed variants vs tuned, CUB and the copy ceiling, one sweep per mode.",
        {"sizes", "dtypes", "modes", "device", "device_uuid", "progress", "format"}},
       {"best", "gpubench best add --dtype f16 --size 16Mi [--mode hot]",
        "Measure every add variant of a dtype at one size and print the fastest.",
        Concat({"dtype", "size", "device", "device_uuid", "progress", "format"}, kMeasurementFlags)},
-      {"fleet", "gpubench fleet --plan plan.json (--targets|--targets_file|--dns) ... [flags]",
+      {"fleet",
+       "gpubench fleet --plan plan.json (--targets|--targets_file|--dns) ... [flags]",
        "Run one plan on many servers at once; outliers and regressions against a baseline.",
        {"plan", "targets", "targets_file", "dns", "parallelism", "target_timeout", "retries",
         "baseline", "regression_threshold", "outlier_threshold", "report_file", "progress",
         "format"}},
+      {"health",
+       "gpubench health [--device N | --device_uuid U] [--format table|json]",
+       "Each GPU's health verdict with its evidence; exit 0 PASS, 1 DEGRADED or FAIL, 2 UNKNOWN.",
+       {"device", "device_uuid", "format"}},
       {"help", "gpubench help [COMMAND]", "This list, or one command's flags.", {}},
   };
   spec.common_flags = {"target", "tls", "ca_cert", "client_cert", "client_key", "tls_server_name",
@@ -943,8 +976,9 @@ int main(int argc, char** argv) {
   if (command == "autotune") return Autotune(*stub, format, args);
   if (command == "compare") return Compare(*stub, format);
   if (command == "best") return Best(*stub, format, args);
+  if (command == "health") return Health(*stub, format);
   std::cerr << "gpubench: unknown command '" << gpubench::EchoForMessage(command)
             << "'; commands: kernels, devices, info, run, sweep, autotune, compare, best, fleet, "
-               "help\n";
+               "health, help\n";
   return kExitUsage;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace gpubench::health {
 
@@ -19,20 +20,29 @@ double StudentT975(int df) {
 namespace {
 
 struct Moments {
-  double mean = 0, sum_sq = 0, measurement_var = 0;
+  double mean = 0, sum_sq = 0;
 };
 
 Moments MomentsOf(std::span<const Point> points) {
   Moments m;
   for (const Point& p : points) m.mean += p.value;
   m.mean /= points.size();
-  for (const Point& p : points) {
-    m.sum_sq += (p.value - m.mean) * (p.value - m.mean);
-    // The run's own 95% half-width back to a standard error; infinite when unknown.
-    const double half = std::max(p.high - p.value, p.value - p.low) / 1.96;
-    m.measurement_var = std::max(m.measurement_var, half * half);
-  }
+  for (const Point& p : points) m.sum_sq += (p.value - m.mean) * (p.value - m.mean);
   return m;
+}
+
+// The median over both windows of each run's own sampling variance (its 95% half-width back to
+// a standard error): the median, so that one run with a wild sample does not blind the test.
+double MeasurementVariance(std::span<const Point> a, std::span<const Point> b) {
+  std::vector<double> v;
+  for (std::span<const Point> w : {a, b}) {
+    for (const Point& p : w) {
+      const double half = std::max(p.high - p.value, p.value - p.low) / 1.96;
+      v.push_back(half * half);
+    }
+  }
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -53,7 +63,7 @@ WindowComparison CompareWindows(std::span<const Point> before, std::span<const P
   // Pass-to-pass variance pooled over both windows, never below a single run's own sampling
   // variance: a series of identical figures still has each run's measurement error.
   const double pooled = df > 0 ? (b.sum_sq + a.sum_sq) / df : 0;
-  const double var = std::max(pooled, std::max(b.measurement_var, a.measurement_var));
+  const double var = std::max(pooled, MeasurementVariance(before, after));
   const double se = std::sqrt(var * (1.0 / c.before_points + 1.0 / c.after_points));
   const double half = StudentT975(std::max(df, 1)) * se;
   if (b.mean <= 0) {

@@ -36,8 +36,8 @@ struct DetectorConfig {
 };
 
 // The relative difference of `after`'s mean from `before`'s (after / before - 1) and its 95%
-// interval: Welch-free pooled two-sample t, the variance of each point being the larger of the
-// windows' pooled pass-to-pass variance and the point's own sampling variance.
+// interval: a pooled two-sample t interval, the variance of a point being the larger of the
+// windows' pooled pass-to-pass variance and the median run's own sampling variance.
 struct WindowComparison {
   double change = 0;
   double low = 0;
