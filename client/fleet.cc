@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -147,6 +148,8 @@ void FillRow(const v1::RunResult& r, const std::string& target, v1::FleetRow* ro
   const v1::Throughput& t = r.throughput();
   row->set_metric(t.metric().empty() ? "bytes_per_second" : t.metric());
   row->set_operation_unit(t.operation_unit());
+  row->set_seed(r.request().seed());
+  if (r.has_output_hash()) row->set_output_hash(r.output_hash());
   row->set_value(row->metric() == "operations_per_second"   ? t.operations_per_second()
                  : row->metric() == "seconds_per_operation" ? t.seconds_per_operation()
                                                             : t.bandwidth_bytes_per_second());
@@ -162,6 +165,60 @@ void FillRegressionFrom(const v1::FleetRow& r, v1::FleetRegression* g) {
   g->set_cache_mode(r.cache_mode());
   g->set_block_size(r.block_size());
   g->set_items_per_thread(r.items_per_thread());
+}
+
+// The GPUs whose output must be bit-identical: one model and driver, one kernel, size and seed.
+using SdcKey = std::tuple<std::string, std::string, std::string, int64_t, uint64_t>;
+
+// Fills report->sdc_suspects: in every group of two or more GPUs with an output hash, each GPU
+// whose hash is not the strict majority's (every GPU when no hash has a strict majority).
+void FindSdcSuspects(v1::FleetReport* report) {
+  report->clear_sdc_suspects();
+  std::map<SdcKey, std::map<std::string, const v1::FleetRow*>> groups;  // by GPU: one row each
+  for (const v1::FleetTarget& t : report->targets()) {
+    for (const v1::FleetRow& r : t.rows()) {
+      if (!r.has_output_hash()) continue;
+      groups[{r.gpu_model(), r.driver_version(), r.kernel(), r.elements(), r.seed()}].emplace(
+          absl::StrCat(r.node_name(), "/", r.gpu_uuid()), &r);
+    }
+  }
+  for (const auto& [key, gpus] : groups) {
+    if (gpus.size() < 2) continue;
+    std::map<uint64_t, int> votes;
+    for (const auto& [id, r] : gpus) ++votes[r->output_hash()];
+    if (votes.size() == 1) continue;
+    std::optional<uint64_t> majority;
+    int agreeing = 0;
+    for (const auto& [hash, n] : votes) {
+      if (2 * n > static_cast<int>(gpus.size())) majority = hash, agreeing = n;
+    }
+    for (const auto& [id, r] : gpus) {
+      if (majority && r->output_hash() == *majority) continue;
+      v1::FleetSdcSuspect* s = report->add_sdc_suspects();
+      s->set_node_name(r->node_name());
+      s->set_gpu_uuid(r->gpu_uuid());
+      s->set_gpu_model(r->gpu_model());
+      s->set_driver_version(r->driver_version());
+      s->set_target(r->target());
+      s->set_kernel(r->kernel());
+      s->set_elements(r->elements());
+      s->set_seed(r->seed());
+      s->set_output_hash(r->output_hash());
+      if (majority) s->set_majority_hash(*majority);
+      s->set_group_gpus(static_cast<int>(gpus.size()));
+      s->set_agreeing_gpus(agreeing);
+      s->set_description(absl::StrFormat(
+          "SDC_SUSPECT %s: %s %s seed %d: output hash %016x %s (%d GPUs of this model and driver "
+          "%s); replay: gpubench run %s --size=%d --seed=%d",
+          GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), r->target()), r->kernel(),
+          FormatElementCount(r->elements()), r->seed(), r->output_hash(),
+          majority ? absl::StrFormat("differs from the majority's %016x", *majority)
+                   : std::string("and no hash has a majority"),
+          static_cast<int>(gpus.size()),
+          majority ? absl::StrCat(agreeing, " agree") : std::string("disagree"), r->kernel(),
+          r->elements(), r->seed()));
+    }
+  }
 }
 
 google::protobuf::Timestamp Now() {
@@ -383,6 +440,7 @@ void Summarize(double threshold, v1::FleetReport* report) {
     for (const v1::FleetRow& r : t.rows()) groups[{r.gpu_model(), MeasurementOf(r)}].push_back(&r);
   }
   report->set_targets_completed(completed);
+  FindSdcSuspects(report);
   for (const auto& [key, members] : groups) {
     std::vector<double> bandwidths, values;
     for (const v1::FleetRow* r : members) {
@@ -608,6 +666,9 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
                   FormatValue(metric, o.operation_unit(),
                               old ? o.model_median_bandwidth_bytes_per_second()
                                   : o.model_median_value())));
+  }
+  for (const v1::FleetSdcSuspect& s : report.sdc_suspects()) {
+    absl::StrAppend(&out, s.description(), "\n");
   }
   absl::StrAppend(&out, "\n", report.targets_completed(), " of ", report.targets_total(),
                   " targets completed\n");

@@ -57,7 +57,8 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
 
 // (Re)computes report->summaries and report->outliers from the rows: one group per GPU model and
 // measurement (kernel, elements, mode, block size, items per thread); a GPU more than `threshold`
-// under its group's median is an outlier. Also sets the target counts and failures.
+// under its group's median is an outlier. Also sets the target counts, failures and the
+// SDC suspects (output hashes that disagree with their group's majority, FleetSdcSuspect).
 void Summarize(double threshold, v1::FleetReport* report);
 
 // Parses a report printed by `gpubench fleet --format=json` (or --report_file).

@@ -8,7 +8,7 @@
 //   3  server unreachable or deadline exceeded
 //   4  not authenticated (missing, unusable or invalid bearer token, or the TLS handshake
 //      refused: client certificate refused or server certificate not trusted)
-//   5  fleet: a result regressed against --baseline
+//   5  fleet: a result regressed against --baseline, or an output hash disagreed (SDC_SUSPECT)
 // 130  interrupted (Ctrl-C); a sweep prints the results that finished first
 #include <grpcpp/grpcpp.h>
 

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <mutex>
+#include <vector>
+
+#include "common/splitmix64.h"
 
 namespace gpubench {
 namespace {
@@ -151,6 +155,46 @@ Verification Verify(const KernelVariant& variant, const HostData& data, const vo
   const auto* bytes = static_cast<const std::byte*>(out);
   contents[buffer].assign(bytes, bytes + BufferBytes(variant, data.shape, buffer));
   return Verify(variant, data, contents, pool);
+}
+
+uint64_t OutputHash(const KernelVariant& variant, const RunShape& shape, const BufferContents& out,
+                    ParallelPool* pool) {
+  constexpr int64_t kChunk = int64_t{1} << 20;
+  const KernelFamily& family = *variant.family;
+  uint64_t hash = SplitMix64Hash(0x6770756265e5c4ULL);
+  for (size_t i = 0; i < family.buffers.size(); ++i) {
+    if (!IsVerified(family.buffers[i])) continue;
+    const int64_t want = BufferBytes(variant, shape, static_cast<int>(i));
+    const int64_t bytes = i < out.size() ? std::min<int64_t>(want, out[i].size()) : 0;
+    const std::byte* data = bytes > 0 ? out[i].data() : nullptr;
+    const int64_t chunks = (bytes + kChunk - 1) / kChunk;
+    std::vector<uint64_t> chunk_hash(static_cast<size_t>(chunks));
+    auto hash_chunks = [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        const int64_t from = c * kChunk, to = std::min(bytes, from + kChunk);
+        uint64_t h = SplitMix64Hash(static_cast<uint64_t>(c));
+        int64_t at = from;
+        for (; at + 8 <= to; at += 8) {
+          uint64_t word;
+          std::memcpy(&word, data + at, 8);
+          h = SplitMix64Mix(h ^ word) + kSplitMix64Gamma;
+        }
+        uint64_t tail = 0;
+        std::memcpy(&tail, data + at, static_cast<size_t>(to - at));
+        chunk_hash[static_cast<size_t>(c)] =
+            SplitMix64Mix(h ^ tail ^ static_cast<uint64_t>(to - at));
+      }
+    };
+    if (pool != nullptr) {
+      pool->For(chunks, 4, hash_chunks);
+    } else {
+      hash_chunks(0, chunks);
+    }
+    // The buffer's index and length are part of the hash: a short read-back never matches.
+    hash = SplitMix64Mix(hash ^ (i << 56) ^ static_cast<uint64_t>(bytes));
+    for (uint64_t h : chunk_hash) hash = SplitMix64Mix(hash ^ h) + kSplitMix64Gamma;
+  }
+  return hash;
 }
 
 }  // namespace gpubench

@@ -51,6 +51,14 @@ Verification Verify(const KernelVariant& variant, const HostData& data, const Bu
 Verification Verify(const KernelVariant& variant, const HostData& data, const void* out,
                     ParallelPool* pool);
 
+// A 64-bit hash of the bytes of every output and in-out buffer of `out` at `shape`, in the
+// family's buffer order: equal inputs (the same seed) on healthy devices of one model and driver
+// give equal hashes, so a device that disagrees with its fleet's majority is a silent-data-
+// corruption suspect even where verification passed within its tolerance or checked a sample.
+// Not cryptographic; the same for any thread count (fixed 1 MiB chunks combined in order).
+uint64_t OutputHash(const KernelVariant& variant, const RunShape& shape, const BufferContents& out,
+                    ParallelPool* pool);
+
 }  // namespace gpubench
 
 #endif  // GPUBENCH_KERNELS_REFERENCE_H_

@@ -70,6 +70,9 @@ ABSL_FLAG(int64_t, device_printf_fifo_bytes, 1 << 20,
 ABSL_FLAG(bool, test_fault_kernels, false,
           "TEST ONLY: add the test_fault_* variants, which crash, hang or exhaust their worker "
           "on purpose, to the catalog.");
+ABSL_FLAG(bool, test_flip_output_hash, false,
+          "TEST ONLY: flip the low bit of every result's output hash, as a GPU with silently "
+          "corrupted output looks to the fleet's SDC check.");
 ABSL_FLAG(int64_t, max_elements, int64_t{1} << 31, "Largest element count a request may ask.");
 ABSL_FLAG(int, queue_capacity, 64, "Pending runs per device before RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_sweep_items, 1000, "Most kernels x sizes x block sizes in one RunSweep.");
@@ -129,6 +132,12 @@ ABSL_FLAG(std::string, schedule_plan, "",
           "JSON file with a RunSweepRequest (the RunSweep body) to run every "
           "--schedule_interval_seconds through the device queues.");
 ABSL_FLAG(double, schedule_interval_seconds, 300, "Interval between scheduled plan passes.");
+ABSL_FLAG(std::string, state_dir, "",
+          "Directory for the health history of the scheduled plan's results (health_state.json), "
+          "kept across restarts; created if missing. Empty: history in memory only.");
+ABSL_FLAG(std::string, health_expectations, "",
+          "JSON file of per-GPU-model expectations for the health verdicts (docs/health.md); its "
+          "entries replace or add to the shipped table.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate chain; with --tls_key enables TLS.");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
@@ -204,6 +213,7 @@ ServerConfig ConfigFromFlags() {
   c.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
   c.max_warmup_seconds = absl::GetFlag(FLAGS_max_warmup_seconds);
   c.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
+  c.test_flip_output_hash = absl::GetFlag(FLAGS_test_flip_output_hash);
   c.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
   c.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
   c.metrics.listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -215,6 +225,8 @@ ServerConfig ConfigFromFlags() {
   c.tuned_defaults_file = absl::GetFlag(FLAGS_tuned_defaults_file);
   c.schedule_plan = absl::GetFlag(FLAGS_schedule_plan);
   c.schedule_interval_seconds = absl::GetFlag(FLAGS_schedule_interval_seconds);
+  c.state_dir = absl::GetFlag(FLAGS_state_dir);
+  c.health_expectations = absl::GetFlag(FLAGS_health_expectations);
   c.tls.cert = absl::GetFlag(FLAGS_tls_cert);
   c.tls.key = absl::GetFlag(FLAGS_tls_key);
   c.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
@@ -291,8 +303,17 @@ int Main() {
   absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> tuned_store =
       OpenTunedDefaults(config, &engine);
   if (!tuned_store.ok()) return StartupFailed(tuned_store.status());
+  absl::StatusOr<std::unique_ptr<health::HealthMonitor>> health =
+      OpenHealth(config, engine.backend());
+  if (!health.ok()) return StartupFailed(health.status());
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = CreateScheduler(config, &engine);
   if (!scheduler.ok()) return StartupFailed(scheduler.status());
+  if (health::HealthMonitor* monitor = health->get()) {
+    metrics.SetHealth(monitor->Health(), monitor->Series());  // the kept history, at once
+    (*scheduler)->SetHealth(monitor, [monitor, &metrics] {
+      metrics.SetHealth(monitor->Health(), monitor->Series());
+    });
+  }
   absl::StatusOr<std::optional<TokenAuthenticator>> auth = LoadTokens(config);
   if (!auth.ok()) return StartupFailed(auth.status());
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
@@ -302,6 +323,7 @@ int Main() {
   service_options.max_sweep_items = config.max_sweep_items;
   service_options.server_info = ServerInfoFor(config);
   if (auth->has_value()) service_options.auth = &**auth;
+  service_options.health = health->get();
   BenchmarkService service(&engine, service_options);
 
   absl::StatusOr<StartedServer> server =

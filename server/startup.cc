@@ -17,8 +17,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -275,6 +277,7 @@ ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend) {
   limits.allow_profiling = config.allow_profiling;
   limits.max_warmup_seconds = config.max_warmup_seconds;
   limits.host_memory.cgroup_root = config.cgroup_root;
+  if (config.test_flip_output_hash) limits.test_output_hash_xor = 1;
   return limits;
 }
 
@@ -360,6 +363,44 @@ absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> OpenTunedDefaults(const Serv
   spdlog::info("tuned defaults: {} applied from {}", (*opened)->applied_at_start(),
                config.tuned_defaults_file);
   return opened;
+}
+
+absl::StatusOr<std::unique_ptr<health::HealthMonitor>> OpenHealth(const ServerConfig& config,
+                                                                  const Backend& backend) {
+  if (config.schedule_plan.empty()) return nullptr;
+  health::MonitorOptions options;
+  if (!config.health_expectations.empty()) {
+    std::ifstream in(config.health_expectations);
+    if (!in) {
+      return absl::InvalidArgumentError(
+          fmt::format("cannot read --health_expectations {}", config.health_expectations));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<std::vector<health::Expectation>> parsed = health::ParseExpectations(text.str());
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(fmt::format("--health_expectations {}: {}",
+                                                    config.health_expectations,
+                                                    std::string(parsed.status().message())));
+    }
+    options.expectations = *std::move(parsed);
+  }
+  if (!config.state_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(config.state_dir, error);
+    if (error) {
+      return absl::InvalidArgumentError(
+          fmt::format("cannot create --state_dir {}: {}", config.state_dir, error.message()));
+    }
+    options.state_dir = config.state_dir;
+  }
+  std::vector<health::HealthMonitor::Device> devices;
+  for (int d = 0; d < backend.device_count(); ++d) {
+    absl::StatusOr<DeviceInfo> info = backend.Describe(d);
+    devices.push_back(info.ok() ? health::HealthMonitor::Device{info->uuid, info->name}
+                                : health::HealthMonitor::Device{});
+  }
+  return health::HealthMonitor::Create(std::move(options), std::move(devices));
 }
 
 absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(const ServerConfig& config,

@@ -7,8 +7,13 @@
 #ifndef GPUBENCH_SERVER_STARTUP_H_
 #define GPUBENCH_SERVER_STARTUP_H_
 
-#include <csignal>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+
 #include <atomic>
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,11 +21,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
-#include <prometheus/exposer.h>
-#include <prometheus/registry.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,6 +30,7 @@
 #include "server/engine/engine.h"
 #include "server/engine/nvml_monitor.h"
 #include "server/engine/worker_pool.h"
+#include "server/health/health_monitor.h"
 #include "server/metrics/metrics.h"
 #include "server/service/auth.h"
 #include "server/service/scheduler.h"
@@ -88,6 +89,7 @@ struct ServerConfig {
   double max_timeout_seconds = 0;
   double max_warmup_seconds = 0;
   std::string cgroup_root;
+  bool test_flip_output_hash = false;  // TEST ONLY: every output hash has its low bit flipped
   bool allow_profiling = true;
   double shutdown_grace_seconds = 0;
   // The Prometheus endpoint.
@@ -103,6 +105,9 @@ struct ServerConfig {
   std::string tuned_defaults_file;
   std::string schedule_plan;
   double schedule_interval_seconds = 0;
+  std::string state_dir;  // the health history (health_state.json); empty: in memory
+  std::string
+      health_expectations;  // a JSON file of per-model expectations; empty: the shipped table
   struct Tls {
     std::string cert, key, client_ca;
   } tls;
@@ -172,6 +177,11 @@ absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> OpenTunedDefaults(const Serv
                                                                     Engine* engine);
 absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(const ServerConfig& config,
                                                            Engine* engine);
+// The health monitor of the scheduled plan's results (docs/health.md): null without
+// --schedule_plan. The expectations file and the state under --state_dir (created if missing)
+// must be readable; a corrupt state file is an error naming it.
+absl::StatusOr<std::unique_ptr<health::HealthMonitor>> OpenHealth(const ServerConfig& config,
+                                                                  const Backend& backend);
 absl::StatusOr<std::optional<TokenAuthenticator>> LoadTokens(const ServerConfig& config);
 // Insecure credentials without TLS; otherwise the checked PEM material (mTLS with a client CA).
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(

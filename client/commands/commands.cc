@@ -24,6 +24,7 @@ int Autotune(const Invocation& invocation);
 int Compare(const Invocation& invocation);
 int Best(const Invocation& invocation);
 int Fleet(const Invocation& invocation);
+int Health(const Invocation& invocation);
 
 namespace {
 
@@ -108,6 +109,12 @@ const std::vector<Command>& Commands() {
                  "regression_threshold", "outlier_threshold", "report_file", "progress", "format"},
        .main = Fleet,
        .setup = Setup::kCredentials},
+      {.name = "health",
+       .synopsis = "gpubench health [--device N | --device_uuid U] [--format table|json]",
+       .summary = "Each GPU's health verdict with its evidence; exit 0 PASS, 1 DEGRADED or FAIL, "
+                  "2 UNKNOWN.",
+       .flags = {"device", "device_uuid", "format"},
+       .main = Health},
       {.name = "help",
        .synopsis = "gpubench help [COMMAND]",
        .summary = "This list, or one command's flags.",

@@ -141,6 +141,7 @@ int Fleet(const Invocation& /*invocation*/) {
       written = false;
     }
   }
+  for (const v1::FleetSdcSuspect& s : report.sdc_suspects()) std::cerr << s.description() << "\n";
   if (!report.regressions().empty()) {
     std::cerr << "REGRESSIONS against " << report.baseline() << " (more than "
               << 100 * options.regression_threshold << "% slower, failed, or missing):\n";
@@ -149,6 +150,7 @@ int Fleet(const Invocation& /*invocation*/) {
     }
     return kExitRegression;  // stays 5 even when a write failed (said above)
   }
+  if (!report.sdc_suspects().empty()) return kExitRegression;  // an output hash disagreed
   if (!written) return kExitRunFailed;  // a report nobody can read is not a success
   if (!report.failures().empty()) return kExitRunFailed;
   return kExitOk;

@@ -201,6 +201,9 @@ absl::StatusOr<RunResult> DeviceWorker::Measure(const Item& item) {
                    .copy_ceiling = &copy_ceiling_,
                    .clock_event_reasons = std::move(reasons)},
                   &*result);
+  if (limits_ != nullptr && limits_->test_output_hash_xor != 0 && result->output_hash) {
+    *result->output_hash ^= limits_->test_output_hash_xor;
+  }
   // Peer copies: how NVML sees the two devices connected (NVLink or PCIe).
   if (item.spec.peer_device_index >= 0 && *monitor_ != nullptr &&
       !DeviceIsHost(backend_->kind())) {

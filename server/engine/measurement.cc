@@ -425,6 +425,7 @@ absl::Status VerifyOutput(Session& session, const RunSpec& spec, const HostData&
   BufferContents outputs;
   RETURN_IF_ERROR(session.RunOnceAndRead(&outputs));
   result->verification = Verify(*spec.kernel, data, outputs, pool);
+  result->output_hash = OutputHash(*spec.kernel, spec.shape, outputs, pool);
   return absl::OkStatus();
 }
 

@@ -92,6 +92,9 @@ struct RunResult {
   double copy_ceiling_bytes_per_second = 0;
 
   std::optional<Verification> verification;  // absent when verification was not requested
+  // OutputHash of the verification launch's read-back (kernels/reference.h); absent when
+  // verification was not requested. With a fixed seed, comparable across a fleet (SDC checks).
+  std::optional<uint64_t> output_hash;
   KernelResources resources;
   std::optional<OccupancyReport> occupancy;  // when the kernel's resources are known
   AchievedCounters counters;                 // achieved occupancy / DRAM %, when profiled

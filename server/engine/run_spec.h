@@ -124,6 +124,9 @@ struct ServerLimits {
   bool allow_profiling = true;  // --allow_profiling: may requests use the counter profiler
   double max_warmup_seconds = 10;  // wall-time bound of one run's warm-up, whatever the count
   HostMemorySources host_memory;   // where the host's and the cgroup's memory figures are read
+  // TEST ONLY (--test_flip_output_hash): XORed into every result's output hash in the server
+  // process, as a device with silently corrupted output would look to the fleet's SDC check.
+  uint64_t test_output_hash_xor = 0;
 };
 
 // A validated request: every field resolved to a concrete value.

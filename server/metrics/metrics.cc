@@ -145,6 +145,26 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions 
                       .Name("gpubench_build_info")
                       .Help("Build facts as labels; value 1")
                       .Register(*registry_)),
+      gpu_health_(BuildGauge()
+                      .Name("gpubench_gpu_health")
+                      .Help("1 on the GPU's current health verdict (label verdict: PASS, "
+                            "DEGRADED, FAIL, UNKNOWN), 0 on the others (docs/health.md)")
+                      .Register(*registry_)),
+      health_value_(BuildGauge()
+                        .Name("gpubench_health_value")
+                        .Help("Latest scheduled health-plan figure per GPU and measurement, in "
+                              "its family's metric (label metric)")
+                        .Register(*registry_)),
+      health_change_points_(BuildGauge()
+                                .Name("gpubench_health_change_points")
+                                .Help("Change points declared (confirmed) on the GPU's series of "
+                                      "this measurement, kept across restarts")
+                                .Register(*registry_)),
+      health_last_change_(BuildGauge()
+                              .Name("gpubench_health_last_change_ratio")
+                              .Help("The last declared change of the series: new level / old "
+                                    "level - 1 (0: none)")
+                              .Register(*registry_)),
       evicted_(BuildCounter()
                    .Name("gpubench_metrics_series_evicted_total")
                    .Help("Per-result label sets dropped by the LRU cap (--metrics_max_series)")
@@ -340,6 +360,32 @@ void Metrics::OnRpc(const std::string& method, absl::StatusCode code, double sec
 int Metrics::result_series() const {
   std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int>(series_.size());
+}
+
+void Metrics::SetHealth(const std::vector<health::GpuHealth>& gpus,
+                        const std::vector<health::SeriesSummary>& series) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const health::GpuHealth& g : gpus) {
+    std::map<std::string, std::string> labels = device_labels_[g.device_index];
+    labels["device"] = absl::StrCat(g.device_index);
+    for (health::Verdict v : {health::Verdict::kPass, health::Verdict::kDegraded,
+                              health::Verdict::kFail, health::Verdict::kUnknown}) {
+      labels["verdict"] = health::VerdictName(v);
+      gpu_health_.Add(labels).Set(g.verdict == v ? 1 : 0);
+    }
+  }
+  // Series are bounded by the plan (its items x the devices), not by callers.
+  for (const health::SeriesSummary& s : series) {
+    std::map<std::string, std::string> labels = device_labels_[s.device_index];
+    labels["device"] = absl::StrCat(s.device_index);
+    labels["kernel"] = s.key.kernel;
+    labels["elements"] = absl::StrCat(s.key.elements);
+    labels["cache_mode"] = CacheModeName(s.key.cache_mode);
+    health_change_points_.Add(labels).Set(s.change_points);
+    health_last_change_.Add(labels).Set(s.last_change);
+    labels["metric"] = s.metric;
+    health_value_.Add(labels).Set(s.latest);
+  }
 }
 
 }  // namespace gpubench

@@ -19,6 +19,7 @@
 
 #include "kernels/backend.h"
 #include "server/engine/engine.h"
+#include "server/health/health_monitor.h"
 
 namespace gpubench {
 
@@ -50,6 +51,13 @@ class Metrics final : public RunObserver {
   // per-GPU series; call after SetInfo.
   void SetDeviceUp(int device, bool up);
   void CountWorkerFault(int device, const std::string& fault);
+
+  // The health monitor's state after a scheduled pass: gpubench_gpu_health (1 on the GPU's
+  // current verdict, 0 on the others), and per GPU and health measurement its latest figure
+  // (gpubench_health_value), declared change points (gpubench_health_change_points) and the
+  // last change (gpubench_health_last_change_ratio). Labelled like the other per-GPU series.
+  void SetHealth(const std::vector<health::GpuHealth>& gpus,
+                 const std::vector<health::SeriesSummary>& series);
 
   // Number of per-result label sets currently exported (for tests).
   int result_series() const;
@@ -101,6 +109,10 @@ class Metrics final : public RunObserver {
   prometheus::Family<prometheus::Gauge>& device_up_;
   prometheus::Family<prometheus::Counter>& worker_restarts_;
   prometheus::Family<prometheus::Gauge>& build_info_;
+  prometheus::Family<prometheus::Gauge>& gpu_health_;
+  prometheus::Family<prometheus::Gauge>& health_value_;
+  prometheus::Family<prometheus::Gauge>& health_change_points_;
+  prometheus::Family<prometheus::Gauge>& health_last_change_;
   prometheus::Counter& evicted_;
 
   mutable std::mutex mu_;

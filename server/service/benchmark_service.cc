@@ -383,4 +383,57 @@ grpc::ServerUnaryReactor* BenchmarkService::GetServerInfo(grpc::CallbackServerCo
   return reactor;
 }
 
+grpc::ServerUnaryReactor* BenchmarkService::GetHealth(grpc::CallbackServerContext* context,
+                                                      const v1::GetHealthRequest* request,
+                                                      v1::GetHealthResponse* response) {
+  if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const Backend& backend = engine_->backend();
+  std::vector<health::GpuHealth> gpus;
+  if (options_.health != nullptr) {
+    gpus = options_.health->Health();
+  } else {
+    for (int d = 0; d < backend.device_count(); ++d) {
+      health::GpuHealth g;
+      g.device_index = d;
+      if (absl::StatusOr<DeviceInfo> info = backend.Describe(d); info.ok()) {
+        g.gpu_uuid = info->uuid;
+        g.gpu_model = info->name;
+        if (response->node_name().empty()) response->set_node_name(info->node_name);
+      }
+      g.summary = "UNKNOWN: this server runs no health plan (--schedule_plan)";
+      gpus.push_back(std::move(g));
+    }
+  }
+  if (absl::StatusOr<DeviceInfo> info = backend.Describe(0); info.ok()) {
+    response->set_node_name(info->node_name);
+  }
+  response->set_scheduled(options_.health != nullptr);
+  // The node's verdict: FAIL, DEGRADED, UNKNOWN, PASS, the first any selected GPU has.
+  auto rank = [](health::Verdict v) {
+    return v == health::Verdict::kFail       ? 3
+           : v == health::Verdict::kDegraded ? 2
+           : v == health::Verdict::kUnknown  ? 1
+                                             : 0;
+  };
+  health::Verdict node = health::Verdict::kPass;
+  bool any = false;
+  for (const health::GpuHealth& g : gpus) {
+    const bool selected = !request->device_uuid().empty() ? g.gpu_uuid == request->device_uuid()
+                          : request->has_device_index() ? g.device_index == request->device_index()
+                                                        : true;
+    if (!selected) continue;
+    any = true;
+    if (rank(g.verdict) > rank(node)) node = g.verdict;
+    ToProto(g, response->add_gpus());
+  }
+  if (!any) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::NOT_FOUND, "no such device on this server"));
+    return reactor;
+  }
+  response->set_verdict(ToProto(node));
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
 }  // namespace gpubench

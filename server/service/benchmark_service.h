@@ -5,6 +5,7 @@
 
 #include "gpubench/v1/benchmark.grpc.pb.h"
 #include "server/engine/engine.h"
+#include "server/health/health_monitor.h"
 #include "server/service/auth.h"
 
 namespace gpubench {
@@ -15,6 +16,8 @@ struct ServiceOptions {
   // GetServerInfo's answer, filled in by main (build, start time, transport limits); the service
   // adds the backend, devices and the engine's limits.
   v1::GetServerInfoResponse server_info{};
+  // The scheduled plan's health verdicts; null: no --schedule_plan (GetHealth says UNKNOWN).
+  const health::HealthMonitor* health = nullptr;
 };
 
 // Thread-safe. `engine` must outlive the service.
@@ -39,6 +42,9 @@ class BenchmarkService final : public v1::Benchmark::CallbackService {
   grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* context,
                                           const v1::GetServerInfoRequest* request,
                                           v1::GetServerInfoResponse* response) override;
+  grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext* context,
+                                      const v1::GetHealthRequest* request,
+                                      v1::GetHealthResponse* response) override;
 
  private:
   Engine* engine_;

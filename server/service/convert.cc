@@ -1,5 +1,7 @@
 #include "server/service/convert.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -302,6 +304,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     v->set_first_mismatch_buffer(rv.first_mismatch_buffer);
     v->set_sampled(rv.sampled);
   }
+  if (r.output_hash) out->set_output_hash(*r.output_hash);
 
   v1::Occupancy* o = out->mutable_occupancy();
   const KernelResources& res = r.resources;
@@ -396,6 +399,52 @@ void ToProto(const AutotuneReport& report, v1::AutotuneResponse* out) {
   }
   out->set_applied(report.applied);
   out->set_persisted(report.persisted);
+}
+
+v1::HealthVerdict ToProto(health::Verdict verdict) {
+  switch (verdict) {
+    case health::Verdict::kPass:
+      return v1::PASS;
+    case health::Verdict::kDegraded:
+      return v1::DEGRADED;
+    case health::Verdict::kFail:
+      return v1::FAIL;
+    case health::Verdict::kUnknown:
+      return v1::UNKNOWN;
+  }
+  return v1::UNKNOWN;
+}
+
+void ToProto(const health::GpuHealth& gpu, v1::GpuHealth* out) {
+  out->set_device_index(gpu.device_index);
+  out->set_gpu_uuid(gpu.gpu_uuid);
+  out->set_gpu_model(gpu.gpu_model);
+  out->set_verdict(ToProto(gpu.verdict));
+  out->set_summary(gpu.summary);
+  out->set_results(gpu.results);
+  out->set_change_points(gpu.change_points);
+  if (gpu.last_result != absl::InfinitePast()) {
+    ToTimestamp(gpu.last_result, out->mutable_last_result());
+  }
+  for (const health::Evidence& e : gpu.evidence) {
+    v1::HealthEvidence* p = out->add_evidence();
+    p->set_verdict(ToProto(e.verdict));
+    p->set_measurement(e.measurement);
+    p->set_kernel(e.key.kernel);
+    p->set_elements(e.key.elements);
+    p->set_cache_mode(ToProto(e.key.cache_mode));
+    p->set_metric(e.metric);
+    if (e.value) p->set_value(*e.value);
+    // Unbounded interval ends stay 0 (JSON has no infinity).
+    if (std::isfinite(e.value_low)) p->set_value_low(e.value_low);
+    if (std::isfinite(e.value_high)) p->set_value_high(e.value_high);
+    if (e.expectation) p->set_expectation(*e.expectation);
+    p->set_expectation_kind(e.expectation_kind);
+    p->set_expectation_source(e.expectation_source);
+    p->set_cause(e.cause);
+    if (e.since != absl::InfinitePast()) ToTimestamp(e.since, p->mutable_since());
+    p->set_detail(e.detail);
+  }
 }
 
 }  // namespace gpubench

@@ -9,6 +9,7 @@
 #include "server/engine/run_result.h"
 #include "server/engine/run_spec.h"
 #include "server/engine/sweep.h"
+#include "server/health/health_monitor.h"
 
 namespace gpubench {
 
@@ -20,6 +21,10 @@ void ToProto(const RunResult& result, v1::RunResult* out);
 SweepPlan FromProto(const v1::RunSweepRequest& request);
 AutotuneRequest FromProto(const v1::AutotuneRequest& request);
 void ToProto(const AutotuneReport& report, v1::AutotuneResponse* out);
+
+// The health monitor's verdicts as GetHealth answers them (docs/health.md).
+v1::HealthVerdict ToProto(health::Verdict verdict);
+void ToProto(const health::GpuHealth& gpu, v1::GpuHealth* out);
 
 }  // namespace gpubench
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -76,6 +77,30 @@ int Scheduler::completed_passes() const {
   return passes_;
 }
 
+bool Scheduler::RunItem(RunSpec spec, bool confirmation, int* ok, int* failed, int* busy) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return false;
+  }
+  bool queued = false;
+  const std::string kernel(spec.kernel->name);
+  const RunSpec copy = spec;
+  absl::StatusOr<RunResult> result =
+      RunAndWait(*engine_, std::move(spec), absl::Now() + interval_, [&](std::shared_ptr<Job> job) {
+        queued = true;
+        std::lock_guard<std::mutex> lock(mu_);
+        current_ = job;
+        if (stop_) job->Cancel();
+      });
+  if (!queued) {
+    spdlog::warn("scheduled run of {} not queued: {}", kernel,
+                 std::string(result.status().message()));
+  }
+  if (health_ != nullptr) health_->Observe(copy, result, confirmation);
+  (result.ok() ? *ok : IsGpuBusy(result.status()) ? *busy : *failed)++;
+  return true;
+}
+
 void Scheduler::Loop() {
   while (true) {
     // Re-resolved every pass: fresh random seeds unless the plan fixes one, fresh memory checks.
@@ -83,30 +108,40 @@ void Scheduler::Loop() {
     if (!items.ok()) {
       spdlog::warn("scheduled plan rejected this pass: {}", std::string(items.status().message()));
     } else {
-      int ok = 0, failed = 0, busy = 0;
+      int ok = 0, failed = 0, busy = 0, confirmations = 0;
+      int unused_ok = 0, unused_failed = 0, unused_busy = 0;
+      auto confirm = [&]() -> std::optional<bool> {
+        if (health_ == nullptr) return std::nullopt;
+        std::optional<RunSpec> again = health_->NextConfirmation();
+        if (!again) return std::nullopt;
+        ++confirmations;
+        return RunItem(*std::move(again), true, &unused_ok, &unused_failed, &unused_busy);
+      };
+      bool stopped = false;
       for (RunSpec& spec : *items) {
         spec.scheduled = true;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (stop_) return;
-        }
-        bool queued = false;
-        const std::string kernel(spec.kernel->name);
-        absl::StatusOr<RunResult> result = RunAndWait(
-            *engine_, std::move(spec), absl::Now() + interval_, [&](std::shared_ptr<Job> job) {
-              queued = true;
-              std::lock_guard<std::mutex> lock(mu_);
-              current_ = job;
-              if (stop_) job->Cancel();
-            });
-        if (!queued) {
-          spdlog::warn("scheduled run of {} not queued: {}", kernel,
-                       std::string(result.status().message()));
-        }
-        (result.ok() ? ok : IsGpuBusy(result.status()) ? busy : failed)++;
+        if (!RunItem(std::move(spec), false, &ok, &failed, &busy)) return;
+        // One confirmation re-run after each plan item: interleaved, never back to back.
+        if (std::optional<bool> ran = confirm(); ran && !*ran) return;
       }
-      spdlog::info("scheduled pass done: {} ok, {} failed, {} skipped (gpu_busy)", ok, failed,
-                   busy);
+      // What is still wanted, at the pass's end.
+      while (std::optional<bool> ran = confirm()) {
+        if (!*ran) {
+          stopped = true;
+          break;
+        }
+      }
+      if (stopped) return;
+      spdlog::info("scheduled pass done: {} ok, {} failed, {} skipped (gpu_busy){}", ok, failed,
+                   busy,
+                   confirmations > 0 ? fmt::format("; {} confirmation re-run(s)", confirmations)
+                                     : std::string());
+      if (health_ != nullptr) {
+        if (absl::Status saved = health_->EndPass(); !saved.ok()) {
+          spdlog::warn("health state not saved: {}", std::string(saved.message()));
+        }
+      }
+      if (on_pass_end_) on_pass_end_();
     }
     std::unique_lock<std::mutex> lock(mu_);
     current_.reset();

@@ -6,6 +6,7 @@
 #define GPUBENCH_SERVER_SERVICE_SCHEDULER_H_
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "gpubench/v1/plan.pb.h"
 #include "server/engine/engine.h"
 #include "server/engine/sweep.h"
+#include "server/health/health_monitor.h"
 
 namespace gpubench {
 
@@ -26,6 +28,14 @@ class Scheduler {
                                                            absl::Duration interval,
                                                            int max_items);
   ~Scheduler();  // Stop()
+
+  // Every scheduled result goes to `monitor`, which may ask for confirmation re-runs: one runs
+  // after each plan item (so re-runs interleave with the plan's other items), the rest at the
+  // pass's end; `on_pass_end` (optional) is called after each pass. Call before Start. Not owned.
+  void SetHealth(health::HealthMonitor* monitor, std::function<void()> on_pass_end) {
+    health_ = monitor;
+    on_pass_end_ = std::move(on_pass_end);
+  }
 
   void Start();  // first pass at once, then every interval
   void Stop();   // cancels the run in flight and joins; idempotent
@@ -38,7 +48,13 @@ class Scheduler {
   // devices); the first failing sweep's error otherwise.
   absl::StatusOr<std::vector<RunSpec>> Expand() const;
 
+  // Runs `spec` (a plan item or a confirmation) and hands its result to the health monitor.
+  // False when the scheduler is stopping.
+  bool RunItem(RunSpec spec, bool confirmation, int* ok, int* failed, int* busy);
+
   Engine* engine_;
+  health::HealthMonitor* health_ = nullptr;
+  std::function<void()> on_pass_end_;
   const std::vector<SweepPlan> sweeps_;  // the plan's sweeps, then its multi-device sweeps
   const absl::Duration interval_;
   const int max_items_;

@@ -62,7 +62,7 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 264, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 1808, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 1824, "new RunResult field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunShape, elements, m, n, k)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchGeometry, block_size, items_per_thread, grid_size,
@@ -115,8 +115,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     bandwidth_bytes_per_second, bandwidth_mean_bytes_per_second, elements_per_second,
     operation_unit, operations, operations_per_second, seconds_per_operation, percent_of_peak,
     peak, launch_report, percent_of_copy_ceiling, copy_ceiling_bytes_per_second, verification,
-    resources, occupancy, counters, waves, explanation, device, clock_event_reasons,
-    clock_events_unavailable_reason)
+    output_hash, resources, occupancy, counters, waves, explanation, device,
+    clock_event_reasons, clock_events_unavailable_reason)
 
 namespace {
 

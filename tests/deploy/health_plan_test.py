@@ -92,6 +92,9 @@ def main():
     latency_sweeps = [s for s in plan["sweeps"] if "latency_chase" in s["kernels"]]
     check(all(s.get("measurement", {}).get("cacheMode") == "HOT" for s in latency_sweeps),
           "latency runs hot (a cold chase would flush L2 and hide the L2 plateau)")
+    sdc_sweeps = [s for s in plan["sweeps"] if "seed" in s and s.get("verify") and
+                  any(k.startswith("add_") for k in s["kernels"])]
+    check(len(sdc_sweeps) == 1, "a fixed-seed, verified elementwise sweep (the fleet's SDC check)")
 
     tmp = tempfile.mkdtemp(prefix="gpubench_plan_")
     procs = []
@@ -146,6 +149,11 @@ def main():
                                f"devices: {sorted(ran)}")
         check(rows and all(row.get("verified") for row in rows),
               f"every row verified ({len(rows)} rows)")
+        seeded = [row for row in rows if sdc_sweeps and row["kernel"] in sdc_sweeps[0]["kernels"]
+                  and row.get("seed") == sdc_sweeps[0]["seed"]]
+        check(seeded and all(row.get("outputHash") for row in seeded),
+              f"the fixed-seed rows carry the plan's seed and an output hash: "
+              f"{[(row['kernel'], row.get('seed'), row.get('outputHash')) for row in seeded]}")
         latency = [row for row in rows if row["kernel"] == "latency_chase"]
         check(len(latency) == 3 and all(row.get("metric") == "seconds_per_operation" and
                                         0 < row.get("value", 0) < 1e-5 for row in latency),

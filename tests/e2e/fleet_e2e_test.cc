@@ -82,6 +82,46 @@ TEST(Fleet, DeadNodeIsReportedAndTheOthersComplete) {
   EXPECT_FALSE(j.summaries().empty());
 }
 
+// Three GPUs of one model run add_f32 with one seed; the node whose output hash is flipped
+// (--test_flip_output_hash, as silently corrupted output looks) is named SDC_SUSPECT with the
+// seed for a replay, the other two are not, and the run exits 5. A random seed per node instead
+// makes no group, so no suspect.
+TEST(Fleet, OutputHashDisagreementIsAnSdcSuspect) {
+  ServerProcess a({"--node_name=node-a"}), b({"--node_name=node-b"}),
+      c({"--node_name=node-c", "--test_flip_output_hash"});
+  const std::string plan = ::testing::TempDir() + "/fleet_sdc_" + std::to_string(getpid());
+  std::ofstream(plan) << R"({"kernels": ["add_f32"], "sizes": ["65536"], "seed": "4242",
+      "measurement": {"minSamples": 3, "minTimeSeconds": 0.001, "timeoutSeconds": 2}})";
+  const std::string targets =
+      absl::StrCat("--targets=", a.target(), ",", b.target(), ",", c.target());
+  const std::string report = ::testing::TempDir() + "/fleet_sdc_report_" + std::to_string(getpid());
+  const CliResult result =
+      RunFleetCli(absl::StrCat("--plan=", plan, " ", targets, " --report_file=", report));
+  EXPECT_EQ(result.exit_code, 5) << result.out;
+  EXPECT_NE(result.out.find("SDC_SUSPECT node-c"), std::string::npos) << result.out;
+  const v1::FleetReport j = ReadReport(report);
+  ASSERT_EQ(j.sdc_suspects_size(), 1) << j.DebugString();
+  const v1::FleetSdcSuspect& s = j.sdc_suspects(0);
+  EXPECT_EQ(s.node_name(), "node-c");
+  EXPECT_EQ(s.seed(), 4242u);
+  EXPECT_EQ(s.group_gpus(), 3);
+  EXPECT_EQ(s.agreeing_gpus(), 2);
+  ASSERT_TRUE(s.has_majority_hash());
+  EXPECT_EQ(s.output_hash() ^ s.majority_hash(), 1u);
+  EXPECT_NE(s.description().find("--seed=4242"), std::string::npos) << s.description();
+  for (const v1::FleetTarget& t : j.targets()) {
+    ASSERT_EQ(t.rows_size(), 1);
+    EXPECT_TRUE(t.rows(0).has_output_hash());
+    EXPECT_TRUE(t.rows(0).verified());  // within tolerance: only the hash tells
+  }
+
+  std::ofstream(plan) << R"({"kernels": ["add_f32"], "sizes": ["65536"],
+      "measurement": {"minSamples": 3, "minTimeSeconds": 0.001, "timeoutSeconds": 2}})";
+  const CliResult random = RunFleetCli(absl::StrCat("--plan=", plan, " ", targets));
+  EXPECT_EQ(random.exit_code, 0) << random.out;
+  EXPECT_EQ(random.out.find("SDC_SUSPECT"), std::string::npos) << random.out;
+}
+
 TEST(Fleet, PlantedRegressionFailsLoudly) {
   ServerProcess a({"--node_name=node-a"}), b({"--node_name=node-b"});
   const std::string plan = WritePlan("fleet_plan_fast", 0.01);

@@ -44,6 +44,37 @@ TEST(RunOpTest, ResolvesQueuesAndFinishes) {
   EXPECT_LE(result->queued_at, result->started_at);
 }
 
+// The output hash of a verified run: the same for the same seed, another for another seed,
+// absent without verification, and flipped by the test-only fault in the server's engine.
+TEST(RunOpTest, VerifiedRunsCarryTheOutputHash) {
+  auto engine = MakeEngine();
+  RunRequest seeded = Request();
+  seeded.seed = 77;
+  absl::StatusOr<RunResult> a = SubmitAndWait(*engine, seeded);
+  absl::StatusOr<RunResult> b = SubmitAndWait(*engine, seeded);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a->output_hash.has_value());
+  EXPECT_EQ(a->output_hash, b->output_hash);
+  seeded.seed = 78;
+  absl::StatusOr<RunResult> other = SubmitAndWait(*engine, seeded);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->output_hash, a->output_hash);
+  RunRequest unverified = seeded;
+  unverified.verify = false;
+  absl::StatusOr<RunResult> none = SubmitAndWait(*engine, unverified);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->output_hash.has_value());
+
+  ServerLimits faulty;
+  faulty.test_output_hash_xor = 1;
+  Engine flipped(std::make_unique<testing::FakeBackend>(testing::FakeScript{}), faulty);
+  seeded.seed = 77;
+  absl::StatusOr<RunResult> f = SubmitAndWait(flipped, seeded);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*f->output_hash ^ *a->output_hash, 1u);
+  EXPECT_EQ(OutcomeOf(*f), RunOutcome::kVerified);  // only the hash tells
+}
+
 TEST(RunOpTest, BadRequestsFailBeforeQueueing) {
   auto engine = MakeEngine();
   RunRequest bad = Request();
