@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "e2e/server_process.h"
 
@@ -88,9 +89,11 @@ TEST(CliFlags, CommandHelpListsOnlyItsFlags) {
 TEST(CliFlags, UnknownCommandsAndMisspeltFlagsAsBefore) {
   const CliResult unknown = RunCli("kernals", true);
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_EQ(unknown.out,
-            "gpubench: unknown command 'kernals'; commands: kernels, devices, info, run, sweep, "
-            "autotune, compare, best, fleet, help\n");
+  // The list comes from the command table: its first entries and its last, not a copy of it.
+  EXPECT_TRUE(absl::StartsWith(
+      unknown.out, "gpubench: unknown command 'kernals'; commands: kernels, devices, info, run, "))
+      << unknown.out;
+  EXPECT_TRUE(absl::EndsWith(unknown.out, ", help\n")) << unknown.out;
   const CliResult typo = RunCli("kernels --formt=csv", true);
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_THAT(typo.out, HasSubstr("unknown flag --formt (did you mean --format"));
