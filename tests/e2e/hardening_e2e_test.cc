@@ -701,17 +701,7 @@ TEST(Hostile, MetricsSurviveIdleConnectionsAndCanRequireAToken) {
   }
   ASSERT_GE(idle.size(), 250u);
   const auto scrape = [&](const std::string& extra_header) {
-    const int fd = ConnectLoopback(server.metrics_port());
-    if (fd < 0) return std::string();
-    timeval timeout{15, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    SendAll(fd, "GET /metrics HTTP/1.0\r\nHost: localhost\r\n" + extra_header + "\r\n");
-    std::string body;
-    char buffer[65536];
-    ssize_t n;
-    while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) body.append(buffer, n);
-    close(fd);
-    return body;
+    return HttpGet(server.metrics_port(), "/metrics", extra_header);
   };
   const auto start = steady_clock::now();
   // "scrape:scrape-secret" in base64.

@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,6 +32,26 @@ inline int ConnectLoopback(int port) {
     return -1;
   }
   return fd;
+}
+
+inline bool SendAll(int fd, const std::string& bytes);
+
+// GET `path` from the HTTP/1.0 server on loopback `port` with `extra_headers` (each ending in
+// CRLF); the whole response, headers included, or "" when the connection fails. Waits at most
+// `timeout_seconds` for each read.
+inline std::string HttpGet(int port, const std::string& path,
+                           const std::string& extra_headers = "", int timeout_seconds = 15) {
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return "";
+  timeval timeout{timeout_seconds, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  SendAll(fd, "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n" + extra_headers + "\r\n");
+  std::string body;
+  char buffer[65536];
+  ssize_t n;
+  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) body.append(buffer, n);
+  close(fd);
+  return body;
 }
 
 inline bool SendAll(int fd, const std::string& bytes) {

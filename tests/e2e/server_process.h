@@ -118,10 +118,12 @@ struct CliResult {
   std::string out;
 };
 
-// Runs the CLI with `args`; `out` is its stdout, plus its stderr when `with_stderr`.
-inline CliResult RunCli(const std::string& args, bool with_stderr = false) {
+// Runs `binary` with `args` through the shell; `out` is its stdout, plus its stderr when
+// `with_stderr`.
+inline CliResult RunProgram(const std::string& binary, const std::string& args,
+                            bool with_stderr = false) {
   const std::string command =
-      absl::StrCat(GPUBENCH_CLI_BINARY, " ", args, with_stderr ? " 2>&1" : " 2>/dev/null");
+      absl::StrCat(binary, " ", args, with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* pipe = popen(command.c_str(), "r");
   CliResult r{-1, ""};
   char buffer[4096];
@@ -130,6 +132,11 @@ inline CliResult RunCli(const std::string& args, bool with_stderr = false) {
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs the CLI with `args` (RunProgram's contract).
+inline CliResult RunCli(const std::string& args, bool with_stderr = false) {
+  return RunProgram(GPUBENCH_CLI_BINARY, args, with_stderr);
 }
 
 }  // namespace gpubench

@@ -48,15 +48,7 @@ std::set<pid_t> WorkerPids(pid_t parent) {
 }
 
 std::string Scrape(const ServerProcess& server) {
-  const int fd = ConnectLoopback(server.metrics_port());
-  if (fd < 0) return "";
-  SendAll(fd, "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n");
-  std::string body;
-  char buffer[65536];
-  ssize_t n;
-  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) body.append(buffer, n);
-  close(fd);
-  return body;
+  return HttpGet(server.metrics_port(), "/metrics");
 }
 
 // The value of the first series of `name` whose labels contain every `label`, or -1.
@@ -72,16 +64,8 @@ double SeriesValue(const std::string& body, const std::string& name,
 }
 
 CliResult Health(const ServerProcess& server, const std::string& service) {
-  const std::string command =
-      absl::StrCat(GPUBENCH_HEALTH_CHECK_BINARY, " ", server.target(), " ", service, " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  CliResult r{-1, ""};
-  char buffer[256];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return RunProgram(GPUBENCH_HEALTH_CHECK_BINARY, absl::StrCat(server.target(), " ", service),
+                    /*with_stderr=*/true);
 }
 
 std::string RunArgs(const ServerProcess& server, const std::string& args) {
