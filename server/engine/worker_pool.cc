@@ -332,7 +332,6 @@ class WorkerProcess {
       kill_reason_.clear();
       last_heartbeat_at_ = absl::Now();
       exited_.store(false);
-      ++generation_;
     }
     if (reader_.joinable()) reader_.join();
     reader_ = std::thread([this, fd = sv[0], pid] { Read(fd, pid); });
@@ -579,7 +578,6 @@ class WorkerProcess {
   WorkerState state_ = WorkerState::kStarting;
   pid_t pid_ = -1;
   int fd_ = -1;
-  uint64_t generation_ = 0;
   uint64_t next_id_ = 0;
   std::map<uint64_t, std::shared_ptr<Pending>> pending_;
   std::optional<InFlight> run_;

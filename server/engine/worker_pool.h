@@ -1,11 +1,11 @@
 // The server as a supervisor of per-device worker processes (docs/workers.md): each device's runs
 // are measured in its own gpubench_worker, which owns that device's context. A worker that dies
 // (a signal, an exit, a sticky device error) or hangs (past its run's deadline + grace, no
-// progress, missed heartbeats, over its memory limit) is killed and restarted (with backoff where
-// it keeps dying without a run); the
-// run in flight fails UNAVAILABLE saying what happened; queued runs go on in the new worker; other
-// devices never notice. After max_faults faults in fault_window the device is marked unhealthy:
-// its runs answer UNAVAILABLE at once until a later start succeeds.
+// progress, missed heartbeats, over its memory limit) is killed and restarted, with backoff where
+// it keeps dying without a run; the run in flight fails UNAVAILABLE saying what happened; queued
+// runs go on in the new worker; other devices never notice. After max_faults faults in
+// fault_window the device is marked unhealthy: its runs answer UNAVAILABLE at once until a later
+// start succeeds.
 #ifndef GPUBENCH_SERVER_ENGINE_WORKER_POOL_H_
 #define GPUBENCH_SERVER_ENGINE_WORKER_POOL_H_
 
