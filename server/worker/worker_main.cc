@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -212,6 +213,13 @@ void Answer(const wv1::Request& request, Backend* backend, Runner* runner, Chann
 int Main() {
   const int fd = absl::GetFlag(FLAGS_channel_fd);
   const int device = absl::GetFlag(FLAGS_device);
+  int type = 0;
+  socklen_t length = sizeof(type);
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0) {
+    std::cerr << "gpubench_worker: no channel to a server on fd " << fd
+              << ": gpubench_server starts its workers; run gpubench_server instead\n";
+    return kWorkerExitBadStartup;
+  }
   // The server may die without closing the channel cleanly (SIGKILL): take the worker with it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (absl::GetFlag(FLAGS_parent_pid) != 0 && getppid() != absl::GetFlag(FLAGS_parent_pid)) {
