@@ -147,9 +147,12 @@ grep -q '^gpubench_run_verification_passed{.*kernel="add_f32".*} 1' "$work/metri
   || fail "/metrics lacks the run"
 echo "ok: /metrics serves the run ($(grep -c '^gpubench_' "$work/metrics.txt") gpubench samples)"
 # The run was measured in the device's worker process, a child of the server in the container.
-server_proc=$(pgrep -f -- "gpubench_server --listen=127.0.0.1:$grpc_port" | head -1 || true)
-[ -n "$server_proc" ] && pgrep -P "$server_proc" -x gpubench_worker > /dev/null \
-  || fail "no gpubench_worker under the server"
+# (buildah's own command line names the server too: look under every process that matches.)
+server_proc=""
+for p in $(pgrep -f -- "gpubench_server --listen=127.0.0.1:$grpc_port" || true); do
+  if pgrep -P "$p" -x gpubench_worker > /dev/null; then server_proc=$p; fi
+done
+[ -n "$server_proc" ] || fail "no gpubench_worker under the server"
 grep -q '^gpubench_device_up{.*} 1' "$work/metrics.txt" || fail "/metrics lacks gpubench_device_up"
 echo "ok: the device's gpubench_worker runs under the server (pid $server_proc)"
 # The image's binaries know the commit they were built from (.git is not in the build context).
