@@ -195,7 +195,12 @@ TEST(Workers, RepeatedFaultsMarkTheDeviceUnhealthyUntilTheRetry) {
   EXPECT_TRUE(Verified(RunCli(RunArgs(server, "add_f32 --size=4Ki --device=1"), true)));
   // The devices RPC still lists the failing GPU.
   EXPECT_THAT(RunCli("devices --target=" + server.target()).out, HasSubstr("device 0"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  // The retry comes 3 s after the device was marked; a loaded host may take longer to start it.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (std::chrono::steady_clock::now() < until &&
+         Health(server, "gpubench/device/0").out != "SERVING\n") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
   EXPECT_EQ(Health(server, "gpubench/device/0").out, "SERVING\n") << server.Log();
   EXPECT_TRUE(Verified(RunCli(RunArgs(server, "add_f32 --size=4Ki"), true)));
 }
