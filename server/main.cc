@@ -268,8 +268,9 @@ int Main() {
       OpenDevices(config, [&worker_events](const WorkerEvent& e) { worker_events.OnEvent(e); });
   if (!devices.ok()) return StartupFailed(devices.status());
   // Declared before the engine: its workers use the monitor until they stop.
-  NvmlMonitor monitor(devices->nvml, DeviceUuids(*devices->backend), devices->sharing);
+  // Each description is a query to a worker: once, for the monitor and the health names.
   const std::vector<std::string> uuids = DeviceUuids(*devices->backend);
+  NvmlMonitor monitor(devices->nvml, uuids, devices->sharing);
   if (WorkerPool* pool = devices->workers.get()) {
     monitor.SetWorkerPids([pool] { return pool->Pids(); });
   }

@@ -428,21 +428,14 @@ class WorkerProcess {
         return;
       }
       const absl::Time now = absl::Now();
-      faults_.push_back(now);
-      while (!faults_.empty() && faults_.front() < now - options_->fault_window) {
-        faults_.pop_front();
-      }
-      const int recent = static_cast<int>(faults_.size());
+      const int recent = RecordFault(now);
       std::string during = run_.has_value() ? absl::StrCat(" during ", run_->label) : "";
       std::string next;
       if (recent >= options_->max_faults) {
         state_ = WorkerState::kUnhealthy;
-        unhealthy_reason_ = absl::StrFormat(
-            "%d worker faults in %s, the last: the worker %s%s", recent,
-            absl::FormatDuration(options_->fault_window), how, during);
-        retry_at_ = options_->unhealthy_retry > absl::ZeroDuration()
-                        ? now + options_->unhealthy_retry
-                        : absl::InfiniteFuture();
+        MarkUnhealthy(now, absl::StrFormat("%d worker faults in %s, the last: the worker %s%s",
+                                           recent, absl::FormatDuration(options_->fault_window),
+                                           how, during));
         next = absl::StrCat("; the device is marked unhealthy (", recent, " faults in ",
                             absl::FormatDuration(options_->fault_window), ")");
       } else {
@@ -467,6 +460,20 @@ class WorkerProcess {
     }
     spdlog::error("{}", event.reason);
     Emit(event);
+  }
+
+  // Counts a fault at `now`; returns the faults within the window. mu_ held.
+  int RecordFault(absl::Time now) {
+    faults_.push_back(now);
+    while (!faults_.empty() && faults_.front() < now - options_->fault_window) faults_.pop_front();
+    return static_cast<int>(faults_.size());
+  }
+
+  void MarkUnhealthy(absl::Time now, std::string reason) {  // mu_ held
+    state_ = WorkerState::kUnhealthy;
+    unhealthy_reason_ = std::move(reason);
+    retry_at_ = options_->unhealthy_retry > absl::ZeroDuration() ? now + options_->unhealthy_retry
+                                                                 : absl::InfiniteFuture();
   }
 
   absl::Duration Backoff(int recent_faults) const {
@@ -534,19 +541,12 @@ class WorkerProcess {
       } else {
         // A failed start is a fault too: it moves towards unhealthy like any other.
         const absl::Time now = absl::Now();
-        faults_.push_back(now);
-        while (!faults_.empty() && faults_.front() < now - options_->fault_window) {
-          faults_.pop_front();
-        }
-        if (static_cast<int>(faults_.size()) >= options_->max_faults) {
-          state_ = WorkerState::kUnhealthy;
-          unhealthy_reason_ = std::string(hello.status().message());
-          retry_at_ = options_->unhealthy_retry > absl::ZeroDuration()
-                          ? now + options_->unhealthy_retry
-                          : absl::InfiniteFuture();
+        const int recent = RecordFault(now);
+        if (recent >= options_->max_faults) {
+          MarkUnhealthy(now, std::string(hello.status().message()));
         } else {
           state_ = WorkerState::kRestarting;
-          restart_at_ = now + Backoff(static_cast<int>(faults_.size()));
+          restart_at_ = now + Backoff(recent);
         }
         event.fault = "start";
         event.reason = std::string(hello.status().message());
