@@ -11,9 +11,9 @@ class DescribeAmendingBackend final : public Backend {
   DescribeAmendingBackend(std::unique_ptr<Backend> inner, std::function<void(DeviceInfo&)> amend)
       : inner_(std::move(inner)), amend_(std::move(amend)) {}
   BackendKind kind() const override { return inner_->kind(); }
-  std::string SampleMethod(bool cold, int hot_batch_size,
-                           std::optional<KernelDurationSource> durations) const override {
-    return inner_->SampleMethod(cold, hot_batch_size, durations);
+  BackendCapabilities capabilities() const override { return inner_->capabilities(); }
+  std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy timer) const override {
+    return inner_->SampleMethod(cold, hot_batch_size, timer);
   }
   int device_count() const override { return inner_->device_count(); }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {
@@ -31,7 +31,8 @@ class DescribeAmendingBackend final : public Backend {
                                        int block_size) const override {
     return inner_->MaxActiveBlocksPerMultiprocessor(variant, device, block_size);
   }
-  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+  absl::StatusOr<std::unique_ptr<Session>> Open(const DeviceInfo& device,
+                                                const KernelVariant& variant,
                                                 const LaunchGeometry& geometry,
                                                 const HostData& data) override {
     return inner_->Open(device, variant, geometry, data);

@@ -28,7 +28,7 @@ inline bool IsDeviceLost(const absl::Status& status) {
 // Payload URL marking a sample lost because the blocking kernel timed out before the timed
 // launches were queued: the host was too slow, or a profiler (ncu) serializes every launch so the
 // queued launches can never overlap the blocking kernel. The engine then falls back to profile
-// mode (Session::UnblockedSample).
+// mode (TimerStrategy::kUnblocked).
 inline constexpr char kBlockingTimeoutPayload[] = "type.gpubench.dev/blocking-kernel-timeout";
 
 inline bool IsBlockingTimeout(const absl::Status& status) {
@@ -40,10 +40,6 @@ enum class BackendKind { kCpu, kCuda };
 
 // "cpu" / "cuda": the backend's name in results, logs and metrics.
 absl::string_view BackendKindName(BackendKind kind);
-
-// True where a device's buffers are host memory (the CPU backend): memory admission counts them
-// against the host.
-inline bool DeviceIsHost(BackendKind kind) { return kind == BackendKind::kCpu; }
 
 // Whether `variant` has an implementation on backends of `kind`.
 bool HasBinding(const KernelVariant& variant, BackendKind kind);
@@ -166,12 +162,61 @@ struct AchievedCounters {
   std::string unavailable_reason;                 // why the values are absent
 };
 
+// How a session times its samples (Session::SetTimer), chosen once per run.
+enum class TimerStrategy {
+  // The backend's own clock. CUDA: events around the timed launches, queued while nvbench's
+  // blocking kernel holds the stream where the family allows it (KernelFamily::blocking_kernel);
+  // the blocking kernel also reads the SM clock. CPU: the host's steady clock.
+  kBackendClock,
+  // CUDA events around launches on an idle stream, without the blocking kernel (profile mode), so
+  // that a serializing profiler (ncu) or a tracer (nsys) sees plain launches; times include the
+  // launch latency. CPU: as kBackendClock.
+  kUnblocked,
+  // CUPTI activity records: the first GPU operation's start to the last one's end of the timed
+  // launches (kernels, copies; gaps included); the CUDA events of the same launches are kept.
+  kActivityRecords,
+  // The hardware counter gpu__time_duration of each kernel, summed (Nsight Compute's Duration).
+  // Every launch runs alone under CUPTI's range profiler: no blocking kernel and no clock
+  // reading; the events around the launches then include the profiler's overhead.
+  kTimeCounter,
+};
+
+// One sample as the session's timer measured it.
+struct SampleRecord {
+  static SampleRecord Of(double seconds) {
+    SampleRecord r;
+    r.seconds = seconds;
+    return r;
+  }
+  double seconds = 0;  // the whole sample: all `batch` launches of a hot sample
+  // kActivityRecords, kTimeCounter: the CUDA events' seconds around the same launches.
+  std::optional<double> event_seconds;
+  // The SM clock while the blocking kernel held the stream just before the timed launches;
+  // nullopt where there was none (CPU, no blocking kernel, kTimeCounter).
+  std::optional<double> clock_hz;
+};
+
+// What a backend does and honours, so that the engine asks about behaviour, never which backend
+// it is talking to. Every field false is a backend that honours none of the choices.
+struct BackendCapabilities {
+  // Device buffers are host memory: memory admission counts them against the host; the devices
+  // are not GPUs that NVML knows.
+  bool device_is_host = false;
+  // Samples are timed by the host's steady clock (SampleTimer cpu_clock), not CUDA events.
+  bool host_clock = false;
+  // kActivityRecords and kTimeCounter can be chosen (CUPTI), where no other tool holds CUPTI.
+  bool kernel_durations = false;
+  // Honoured HostData options: the placement pad, placement copies (> 1), the L2 flush kind and
+  // the stream kind. A backend that ignores one says so in the result's notes.
+  bool placement_pads = false;
+  bool placement_copies = false;
+  bool flush_and_stream_choices = false;
+  // ProfileCounters measures hardware counters (else it only says why it cannot).
+  bool hardware_counters = false;
+};
+
 // One prepared run on one device: buffers allocated and filled. Not thread-safe: a session is
 // used by its device's worker thread only. Destruction frees every buffer.
-
-// Where a session's kernel durations come from (Session::StartKernelDurations).
-enum class KernelDurationSource { kActivityRecords, kTimeCounter };
-
 class Session {
  public:
   virtual ~Session() = default;
@@ -181,45 +226,21 @@ class Session {
   // Runs `launches` launches back to back and waits for them (outside any measurement).
   virtual absl::Status Warmup(int launches) = 0;
 
-  // Cold sample: flushes the caches, then times exactly one launch. Returns seconds.
-  virtual absl::StatusOr<double> ColdSample() = 0;
-
-  // Hot sample: times `batch` back-to-back launches together. Returns seconds for the batch.
-  virtual absl::StatusOr<double> HotSample(int batch) = 0;
-
-  // The SM clock in Hz during the last sample, for throttling detection; nullopt where not
-  // measurable. The CUDA backend reads it from the blocking kernel that held the stream just
-  // before the timed launches (no extra launch per sample).
-  virtual std::optional<double> CurrentClockHz() = 0;
-
-  // Profile-friendly sample: flushes the caches when `flush_caches`, then times exactly one
-  // launch WITHOUT a blocking kernel, so a serializing profiler (ncu) or a tracer (nsys) sees
-  // plain launches. The time includes the launch latency of an idle stream. Returns seconds.
-  // Where there is no blocking kernel (CPU), this is the ordinary cold / hot-of-one sample.
-  virtual absl::StatusOr<double> UnblockedSample(bool flush_caches) {
-    return flush_caches ? ColdSample() : HotSample(1);
-  }
-
-  // Kernel durations (optional), instead of the launches timed between events: the device's own
-  // times of the GPU operations that each sample's timed launches issue. From `source`:
-  //   kActivityRecords: CUPTI activity records, first start to last end (kernels, copies);
-  //   kTimeCounter: the hardware counter gpu__time_duration of each kernel, summed (what Nsight
-  //     Compute reports as Duration). Under it every sample's launches run without the blocking
-  //     kernel, each kernel serialized by the profiler; the events' times then include the
-  //     profiler's overhead and there is no SM clock reading (CurrentClockHz is nullopt).
-  // StartKernelDurations begins recording for the samples that follow, FAILED_PRECONDITION saying
-  // why where the backend cannot (no CUPTI, another tool holding it, the CPU backend);
-  // StopKernelDurations ends it (call it before ProfileCounters: the two cannot share CUPTI).
-  virtual absl::Status StartKernelDurations(KernelDurationSource /*source*/) {
+  // Chooses the timer of the samples that follow (kBackendClock until called). FAILED_PRECONDITION
+  // saying why where the backend cannot time that way (no CUPTI, another tool holding it, the CPU
+  // backend's kernel durations).
+  virtual absl::Status SetTimer(TimerStrategy strategy) {
+    if (strategy == TimerStrategy::kBackendClock || strategy == TimerStrategy::kUnblocked) {
+      return absl::OkStatus();
+    }
     return absl::FailedPreconditionError("this backend records no kernel durations");
   }
-  virtual void StopKernelDurations() {}
 
-  // Of the last sample while recording: seconds of the GPU operations its timed launches issued
-  // (activity records: first start to last end, gaps included, the launch latency before the
-  // first excluded; the counter: the kernels' durations summed); for a hot sample, of the whole
-  // batch. nullopt when not recording or when nothing was recorded for the sample.
-  virtual std::optional<double> LastKernelDurationSeconds() { return std::nullopt; }
+  // Cold sample: flushes the caches, then times exactly one launch.
+  virtual absl::StatusOr<SampleRecord> ColdSample() = 0;
+
+  // Hot sample: times `batch` back-to-back launches together (the record is the whole batch's).
+  virtual absl::StatusOr<SampleRecord> HotSample(int batch) = 0;
 
   // Named range around a run for timeline tools (NVTX on CUDA; nothing elsewhere). Nested pairs.
   virtual void PushRange(const std::string& /*name*/) {}
@@ -254,12 +275,12 @@ class Backend {
   virtual BackendKind kind() const = 0;
   absl::string_view name() const { return BackendKindName(kind()); }
 
+  // What this backend does and honours. Thread-safe; constant for the backend's life.
+  virtual BackendCapabilities capabilities() const = 0;
+
   // How one sample is timed, in words, for a result's method text: `cold` (one launch after a
-  // cache flush) or hot (`hot_batch_size` back-to-back launches); `durations` when the samples are
-  // the session's kernel durations (Session::StartKernelDurations) rather than the backend's own
-  // clock.
-  virtual std::string SampleMethod(bool cold, int hot_batch_size,
-                                   std::optional<KernelDurationSource> durations) const = 0;
+  // cache flush) or hot (`hot_batch_size` back-to-back launches), by `timer`.
+  virtual std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy timer) const = 0;
 
   // Number of devices this backend drives. Thread-safe.
   virtual int device_count() const = 0;
@@ -289,11 +310,23 @@ class Backend {
   }
 
   // Allocates and fills the buffers of a run of `variant` at `data.shape` (each where its
-  // family's declaration places it) and runs the variant's setup function. RESOURCE_EXHAUSTED
-  // when the buffers cannot fit. Call from the device's worker thread only.
-  virtual absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+  // family's declaration places it) on `device` (as Describe gave it for this run: the session
+  // trusts it) and runs the variant's setup function. RESOURCE_EXHAUSTED when the buffers cannot
+  // fit. Call from the device's worker thread only.
+  virtual absl::StatusOr<std::unique_ptr<Session>> Open(const DeviceInfo& device,
+                                                        const KernelVariant& variant,
                                                         const LaunchGeometry& geometry,
                                                         const HostData& data) = 0;
+
+  // Open on device `device` as Describe gives it now (tests and tools; the engine passes the
+  // description it made for the run).
+  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+                                                const LaunchGeometry& geometry,
+                                                const HostData& data) {
+    absl::StatusOr<DeviceInfo> info = Describe(device);
+    if (!info.ok()) return info.status();
+    return Open(*info, variant, geometry, data);
+  }
 };
 
 // Wraps `backend` so that every successful Describe() is passed through `amend`, which adds facts

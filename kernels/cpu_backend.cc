@@ -168,20 +168,18 @@ class CpuSession final : public Session {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<double> ColdSample() override {
+  absl::StatusOr<SampleRecord> ColdSample() override {
     FlushCaches();
     const auto start = Clock::now();
     Launch();
-    return std::chrono::duration<double>(Clock::now() - start).count();
+    return SampleRecord::Of(std::chrono::duration<double>(Clock::now() - start).count());
   }
 
-  absl::StatusOr<double> HotSample(int batch) override {
+  absl::StatusOr<SampleRecord> HotSample(int batch) override {
     const auto start = Clock::now();
     for (int i = 0; i < batch; ++i) Launch();
-    return std::chrono::duration<double>(Clock::now() - start).count();
+    return SampleRecord::Of(std::chrono::duration<double>(Clock::now() - start).count());
   }
-
-  std::optional<double> CurrentClockHz() override { return std::nullopt; }
 
   absl::Status RunOnceAndRead(BufferContents* out) override {
     ResetOutputs();
@@ -277,8 +275,13 @@ class CpuBackend final : public Backend {
   }
 
   BackendKind kind() const override { return BackendKind::kCpu; }
-  std::string SampleMethod(bool cold, int hot_batch_size,
-                           std::optional<KernelDurationSource>) const override {
+  BackendCapabilities capabilities() const override {
+    BackendCapabilities can;
+    can.device_is_host = true;
+    can.host_clock = true;
+    return can;
+  }
+  std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy) const override {
     return cold ? "cold: the run's buffers evicted from every cache level (cache-line flush, or "
                   "a write over 2x the last-level cache where they exceed it), one launch timed "
                   "with a steady clock per sample"
@@ -327,9 +330,11 @@ class CpuBackend final : public Backend {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+  absl::StatusOr<std::unique_ptr<Session>> Open(const DeviceInfo& info,
+                                                const KernelVariant& variant,
                                                 const LaunchGeometry& geometry,
                                                 const HostData& data) override {
+    const int device = info.index;
     if (device < 0 || device >= device_count()) {
       return absl::InvalidArgumentError(absl::StrCat("device index ", device, " out of range"));
     }
@@ -341,9 +346,8 @@ class CpuBackend final : public Backend {
           " device(s) (--cpu_devices) and the peer is ", data.peer_device));
     }
     RETURN_IF_ERROR(CheckLaunchSize(variant, data.shape));
-    const HostInfo host = ReadHostInfo();
     // The last-level cache, at least 4 MiB: sizes the cold flush (ChooseCpuColdFlush).
-    const int64_t llc = std::max({host.l3_cache_bytes, host.l2_cache_bytes, int64_t{4} << 20});
+    const int64_t llc = std::max({info.l3_cache_bytes, info.l2_cache_bytes, int64_t{4} << 20});
     auto session = std::make_unique<CpuSession>(variant, geometry, data, pools_[device].get(), llc,
                                                 options_.min_launch_seconds);
     if (absl::Status s = session->Allocate(device); !s.ok()) return s;

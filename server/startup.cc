@@ -238,7 +238,7 @@ absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
     spdlog::info("{}; running without NVML: no kernel driver version, NVML index or clock-event "
                  "reasons, no busy check", std::string(loaded.status().message()));
     if (devices.sharing == GpuSharing::kShared &&
-        devices.backend->kind() == BackendKind::kCuda) {
+        !devices.backend->capabilities().device_is_host) {
       return absl::FailedPreconditionError(
           "--gpu_sharing=shared needs NVML to see other processes on the GPUs");
     }
@@ -262,7 +262,7 @@ ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend) {
   limits.queue_capacity = config.queue_capacity;
   limits.defaults.min_samples = config.default_min_samples;
   limits.defaults.min_time_seconds = config.default_min_time_seconds;
-  const bool cpu = DeviceIsHost(backend.kind());
+  const bool cpu = backend.capabilities().device_is_host;
   limits.defaults.max_noise =
       config.default_max_noise > 0 ? config.default_max_noise : (cpu ? 0.02 : 0.005);
   limits.defaults.timeout_seconds =

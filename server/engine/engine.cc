@@ -128,8 +128,9 @@ absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, const DeviceInfo& de
                                        int64_t* reserved) {
   *reserved = 0;
   if (limits_ == nullptr || reserved_host_bytes_ == nullptr) return absl::OkStatus();
-  const bool device_is_host = DeviceIsHost(backend_->kind());
-  const RunMemory need = RunMemoryOf(spec, backend_->kind());
+  const BackendCapabilities can = backend_->capabilities();
+  const bool device_is_host = can.device_is_host;
+  const RunMemory need = RunMemoryOf(spec, can);
   const HostMemoryBudget host = ReadHostMemoryBudget(limits_->host_memory);
   std::optional<int64_t> available = host.available_bytes();
   // Runs in progress on other devices may not have allocated everything yet: count their
@@ -206,7 +207,7 @@ absl::StatusOr<RunResult> DeviceWorker::Measure(const Item& item) {
   }
   // Peer copies: how NVML sees the two devices connected (NVLink or PCIe).
   if (item.spec.peer_device_index >= 0 && *monitor_ != nullptr &&
-      !DeviceIsHost(backend_->kind())) {
+      !backend_->capabilities().device_is_host) {
     if (std::optional<std::string> path =
             (*monitor_)->PeerPath(device_index_, item.spec.peer_device_index)) {
       absl::StrAppend(&result->launch_report, result->launch_report.empty() ? "" : "; ", *path);

@@ -34,6 +34,23 @@ class ScopedRange {
   Session& session_;
 };
 
+// Sets the session's timer for a phase of the run and returns it to the backend's clock on every
+// return path (no CUPTI recording outlives the phase).
+class TimerScope {
+ public:
+  TimerScope(Session& session, TimerStrategy strategy) : session_(session), strategy_(strategy) {}
+  absl::Status Start() { return session_.SetTimer(strategy_); }
+  ~TimerScope() {
+    if (strategy_ != TimerStrategy::kBackendClock) {
+      session_.SetTimer(TimerStrategy::kBackendClock).IgnoreError();
+    }
+  }
+
+ private:
+  Session& session_;
+  const TimerStrategy strategy_;
+};
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -51,12 +68,15 @@ absl::Status RunProfileLaunches(Session& session, const RunSpec& spec, int runs,
       result->timer == SampleTimer::kGpuTimeDuration) {
     result->timer = SampleTimer::kCudaEvent;
   }
+  TimerScope timer(session, TimerStrategy::kUnblocked);
+  RETURN_IF_ERROR(timer.Start());
   const auto wall_start = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i) {
     if (cancelled()) return absl::CancelledError("run cancelled during profile launches");
-    ASSIGN_OR_RETURN(const double seconds,
-                     session.UnblockedSample(spec.cache_mode == CacheMode::kCold));
-    samples->push_back(seconds);
+    ASSIGN_OR_RETURN(const SampleRecord sample, spec.cache_mode == CacheMode::kCold
+                                                    ? session.ColdSample()
+                                                    : session.HotSample(1));
+    samples->push_back(sample.seconds);
   }
   result->profile_mode = true;
   result->hot_batch_size = 1;
@@ -85,35 +105,43 @@ SamplingStopper MakeStopper(const MeasurementOptions& m) {
           .max_noise = m.max_noise, .min_time_seconds = m.min_time_seconds}));
 }
 
-// Kernel durations for every sample of this run where the timer choice is cupti (activity records)
-// or gpu_time (the duration counter), on a backend that is not the host's. Starts the session's
-// recording and sets result->timer; a recorder that cannot start is an error.
-absl::StatusOr<bool> StartKernelDurations(Session& session, const RunSpec& spec,
-                                          RunResult* result) {
+// The timer of this run's samples: kernel durations where the timer choice is cupti (activity
+// records) or gpu_time (the duration counter) on a backend that has them, else the backend's own
+// clock. Sets result->timer and the note that goes with it.
+TimerStrategy ChooseTimer(const RunSpec& spec, RunResult* result) {
   const TimerChoice choice = spec.measurement.timer;
   // Auto is CUDA events: on the H200 (2026-11-30, bench/results/2026-11-30-h200-session3.md)
   // CUPTI's kernel tracing slowed the seed add_f32 (one element a thread, 2^28 threads) by 6% at
   // 256Mi and 2% at 16Mi, and put the other kernels 1.1 us under Nsight Compute's duration, while
   // events stayed within 0.2% of ncu at 256Mi. Kernel durations are for who asks (cupti).
-  if (result->timer == SampleTimer::kCpuClock || !UsesCupti(choice)) return false;
-  const bool counter = choice == TimerChoice::kGpuTime;
-  absl::Status started = session.StartKernelDurations(
-      counter ? KernelDurationSource::kTimeCounter : KernelDurationSource::kActivityRecords);
-  if (!started.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "measurement.timer = ", TimerChoiceName(choice), ", but kernel durations cannot be ",
-        counter ? "read from the gpu__time_duration counter: " : "recorded: ", started.message(),
-        " (timer auto or events times with CUDA events)"));
+  if (result->timer == SampleTimer::kCpuClock || !UsesCupti(choice)) {
+    return TimerStrategy::kBackendClock;
   }
-  result->timer = counter ? SampleTimer::kGpuTimeDuration : SampleTimer::kCuptiActivity;
-  if (counter) {
+  if (choice == TimerChoice::kGpuTime) {
+    result->timer = SampleTimer::kGpuTimeDuration;
     // Without the blocking kernel no SM clock is read: say that throttling went unchecked.
     result->notes.push_back(
         "timer gpu_time: each launch ran alone under CUPTI's range profiler (no blocking kernel), "
         "so no SM clock was read and throttled samples were not detected; the samples are the "
         "kernels' gpu__time_duration counter, Nsight Compute's Duration");
+    return TimerStrategy::kTimeCounter;
   }
-  return true;
+  result->timer = SampleTimer::kCuptiActivity;
+  return TimerStrategy::kActivityRecords;
+}
+
+// A sample error under a kernel-duration timer, said in the terms of the request.
+absl::Status DurationSampleError(const absl::Status& status, const RunSpec& spec, int sample) {
+  if (!absl::IsUnavailable(status) || IsBlockingTimeout(status) || IsDeviceLost(status)) {
+    return status;
+  }
+  const bool counter = spec.measurement.timer == TimerChoice::kGpuTime;
+  return absl::UnavailableError(absl::StrCat(
+      "measurement.timer = ", TimerChoiceName(spec.measurement.timer), ": ", status.message(),
+      " in sample ", sample,
+      counter ? absl::StrCat(" (", spec.kernel->name, "'s launch may run none, e.g. a memcpy)")
+              : "",
+      " (timer auto or events times with CUDA events)"));
 }
 
 // max_duty pacing: sleeps until `timed_seconds` (every sample's timed seconds so far) is at most
@@ -133,19 +161,6 @@ absl::Status PaceToDuty(const MeasurementOptions& m, double timed_seconds,
   return absl::OkStatus();
 }
 
-// Stops the session's kernel durations on every return path.
-class KernelDurationScope {
- public:
-  KernelDurationScope(Session& session, bool active) : session_(session), active_(active) {}
-  ~KernelDurationScope() {
-    if (active_) session_.StopKernelDurations();
-  }
-
- private:
-  Session& session_;
-  bool active_;
-};
-
 // The sampling loop: samples fed one at a time to the stopper, throttled samples discarded with a
 // recovery pause. Sets the measurement fields of `result`; appends kept per-launch seconds to
 // `samples`. A blocking-kernel timeout before any kept sample is returned as is (the caller falls
@@ -156,8 +171,17 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
                     RunResult* result, std::vector<double>* samples) {
   const MeasurementOptions& m = spec.measurement;
   ScopedRange range(session, "samples");
-  ASSIGN_OR_RETURN(bool durations, StartKernelDurations(session, spec, result));
-  KernelDurationScope duration_scope(session, durations);
+  const TimerStrategy strategy = ChooseTimer(spec, result);
+  const bool durations = strategy != TimerStrategy::kBackendClock;
+  TimerScope timer(session, strategy);
+  if (absl::Status started = timer.Start(); !started.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "measurement.timer = ", TimerChoiceName(m.timer), ", but kernel durations cannot be ",
+        strategy == TimerStrategy::kTimeCounter
+            ? "read from the gpu__time_duration counter: "
+            : "recorded: ",
+        started.message(), " (timer auto or events times with CUDA events)"));
+  }
   std::vector<double> event_samples;  // per-launch, while durations are the samples
   SamplingStopper stopper = MakeStopper(m);
   const auto wall_start = std::chrono::steady_clock::now();
@@ -169,29 +193,18 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
   StopRule rule = StopRule::kNone;
   while (rule == StopRule::kNone) {
     if (cancelled()) return absl::CancelledError("run cancelled while sampling");
-    absl::StatusOr<double> sample =
+    absl::StatusOr<SampleRecord> sample =
         spec.cache_mode == CacheMode::kCold ? session.ColdSample() : session.HotSample(batch);
-    if (!sample.ok()) return sample.status();
-    double device_seconds = *sample;
-    const double event_seconds = *sample / batch;
-    if (durations) {
-      const std::optional<double> kernel_seconds = session.LastKernelDurationSeconds();
-      if (!kernel_seconds.has_value()) {
-        return absl::UnavailableError(absl::StrCat(
-            result->timer == SampleTimer::kGpuTimeDuration
-                ? absl::StrCat("measurement.timer = gpu_time: the profiler measured no kernel in "
-                               "sample ", stopper.taken() + 1, " (",
-                               spec.kernel->name, "'s launch may run none, e.g. a memcpy)")
-                : absl::StrCat("measurement.timer = cupti: CUPTI returned no complete activity "
-                               "record for sample ", stopper.taken() + 1),
-            " (timer auto or events times with CUDA events)"));
-      }
-      device_seconds = *kernel_seconds;
+    if (!sample.ok()) {
+      return durations ? DurationSampleError(sample.status(), spec, stopper.taken() + 1)
+                       : sample.status();
     }
+    const double device_seconds = sample->seconds;
+    const double event_seconds = sample->event_seconds.value_or(sample->seconds) / batch;
     const double seconds = device_seconds / batch;
     timed_seconds += device_seconds;
     bool throttled = false;
-    if (std::optional<double> clock = session.CurrentClockHz(); clock.has_value()) {
+    if (const std::optional<double> clock = sample->clock_hz; clock.has_value()) {
       result->min_clock_hz = std::min(result->min_clock_hz.value_or(*clock), *clock);
       result->max_clock_hz = std::max(result->max_clock_hz.value_or(*clock), *clock);
       if (default_clock > 0 && *clock < kThrottleThreshold * default_clock) {
@@ -314,26 +327,28 @@ RunResult StartResult(const Backend& backend, const RunSpec& spec, const DeviceI
   result.backend = std::string(backend.name());
   result.started_at = absl::Now();
   result.device = device;
-  result.timer = backend.kind() == BackendKind::kCpu ? SampleTimer::kCpuClock
-                                                     : SampleTimer::kCudaEvent;
-  if (backend.kind() == BackendKind::kCpu && spec.measurement.placement_pad_bytes > 0) {
-    // The request is honoured as far as it can be (echoed, validated); say it changed nothing.
-    result.notes.push_back(
-        absl::StrCat("placement_pad_bytes = ", spec.measurement.placement_pad_bytes,
-                     " has no effect on the cpu backend: it pads only CUDA device buffers"));
+  const BackendCapabilities can = backend.capabilities();
+  result.timer = can.host_clock ? SampleTimer::kCpuClock : SampleTimer::kCudaEvent;
+  // The request is honoured as far as it can be (echoed, validated); say what changed nothing.
+  const MeasurementOptions& m = spec.measurement;
+  if (!can.placement_pads && m.placement_pad_bytes > 0) {
+    result.notes.push_back(absl::StrCat("placement_pad_bytes = ", m.placement_pad_bytes,
+                                        " has no effect on the ", backend.name(),
+                                        " backend: it pads only CUDA device buffers"));
   }
-  if (backend.kind() == BackendKind::kCpu && spec.measurement.placements > 1) {
-    result.notes.push_back(absl::StrCat(
-        "placements = ", spec.measurement.placements,
-        " has no effect on the cpu backend: it rotates only CUDA device buffers"));
+  if (!can.placement_copies && m.placements > 1) {
+    result.notes.push_back(absl::StrCat("placements = ", m.placements, " has no effect on the ",
+                                        backend.name(),
+                                        " backend: it rotates only CUDA device buffers"));
   }
-  if (backend.kind() == BackendKind::kCpu &&
-      (spec.measurement.l2_flush == L2Flush::kMemset ||
-       spec.measurement.stream.value_or(StreamKind::kNonBlocking) != StreamKind::kNonBlocking)) {
+  if (!can.flush_and_stream_choices &&
+      (m.l2_flush == L2Flush::kMemset ||
+       m.stream.value_or(StreamKind::kNonBlocking) != StreamKind::kNonBlocking)) {
     result.notes.push_back(absl::StrCat(
-        "l2_flush = ", L2FlushName(spec.measurement.l2_flush.value_or(L2Flush::kClean)),
-        " and stream = ", StreamKindName(spec.measurement.stream.value_or(StreamKind::kNonBlocking)),
-        " have no effect on the cpu backend: they choose the CUDA flush and stream"));
+        "l2_flush = ", L2FlushName(m.l2_flush.value_or(L2Flush::kClean)),
+        " and stream = ", StreamKindName(m.stream.value_or(StreamKind::kNonBlocking)),
+        " have no effect on the ", backend.name(),
+        " backend: they choose the CUDA flush and stream"));
   }
   return result;
 }
@@ -344,10 +359,11 @@ absl::StatusOr<int> HotBatchSize(Session& session, const RunSpec& spec) {
   if (spec.cache_mode != CacheMode::kHot) return 1;
   // gpu_time: the profiler serializes every launch, so a batch gains nothing over one launch.
   if (spec.measurement.timer == TimerChoice::kGpuTime) return 1;
-  absl::StatusOr<double> one = session.HotSample(1);
+  absl::StatusOr<SampleRecord> one = session.HotSample(1);
   if (one.ok()) {
-    return static_cast<int>(std::clamp(std::ceil(kHotBatchTargetSeconds / std::max(*one, 1e-9)),
-                                       1.0, static_cast<double>(kMaxHotBatch)));
+    return static_cast<int>(std::clamp(
+        std::ceil(kHotBatchTargetSeconds / std::max(one->seconds, 1e-9)), 1.0,
+        static_cast<double>(kMaxHotBatch)));
   }
   if (IsBlockingTimeout(one.status())) return 1;
   return one.status();
@@ -461,7 +477,7 @@ absl::Status CollectCounters(const Backend& backend, Session& session, const Run
   if (spec.profile) {
     if (cancelled()) return absl::CancelledError("run cancelled before profiling");
     result->counters = session.ProfileCounters();
-  } else if (backend.kind() == BackendKind::kCpu) {
+  } else if (!backend.capabilities().hardware_counters) {
     result->counters = session.ProfileCounters();  // no counters there; it only says why
   } else {
     result->counters.unavailable_reason =
@@ -500,7 +516,7 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   data.l2_flush = spec.measurement.l2_flush.value_or(L2Flush::kClean);
   data.stream = spec.measurement.stream.value_or(StreamKind::kNonBlocking);
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   backend.Open(spec.device_index, *spec.kernel, spec.geometry, data));
+                   backend.Open(device, *spec.kernel, spec.geometry, data));
   result.resources = session->Resources();
   result.launch_report = session->LaunchReport();
   ScopedRange run_range(*session, RunRangeName(spec, result.run_id));

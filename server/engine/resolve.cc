@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/echo.h"
@@ -334,11 +335,12 @@ absl::Status CheckPlacements(const MeasurementOptions& m, const KernelVariant& k
 // The timer choice against the backend: the CPU backend times with its steady clock and has no
 // CUPTI (auto and events both mean that clock there).
 absl::Status CheckTimer(const MeasurementOptions& m, const Backend& backend) {
-  if (UsesCupti(m.timer) && backend.kind() == BackendKind::kCpu) {
+  if (UsesCupti(m.timer) && !backend.capabilities().kernel_durations) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "measurement.timer = ", TimerChoiceName(m.timer),
-        ": the CPU backend has no CUPTI; its samples are timed with the host's steady clock "
-        "(timer auto or events)"));
+        "measurement.timer = ", TimerChoiceName(m.timer), ": the ",
+        absl::AsciiStrToUpper(backend.name()), " backend has no CUPTI; its samples are timed with ",
+        backend.capabilities().host_clock ? "the host's steady clock" : "its own clock",
+        " (timer auto or events)"));
   }
   return absl::OkStatus();
 }
@@ -368,8 +370,9 @@ absl::Status CheckMemoryNow(const RunSpec& spec, const Backend& backend, const D
   // cap) must fail now, not after gigabytes of inputs were made for it.
   RETURN_IF_ERROR(backend.CheckLaunchSize(*spec.kernel, spec.shape));
   const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
-  return CheckRunMemoryFits(RunMemoryOf(spec, backend.kind()), device,
-                            DeviceIsHost(backend.kind()), host.available_bytes(), host.Describe());
+  const BackendCapabilities can = backend.capabilities();
+  return CheckRunMemoryFits(RunMemoryOf(spec, can), device, can.device_is_host,
+                            host.available_bytes(), host.Describe());
 }
 
 }  // namespace

@@ -25,24 +25,24 @@ struct RunMemory {
 RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify,
                       int64_t placement_pad_bytes, int placements = 1);
 
-// The placement pad a backend of `kind` allocates for a run that asks for `placement_pad_bytes`:
-// all of it on CUDA, none on the CPU backend (which ignores the pad).
-inline int64_t PlacementPadOn(BackendKind kind, int64_t placement_pad_bytes) {
-  return kind == BackendKind::kCpu ? 0 : placement_pad_bytes;
+// The placement pad a backend that can (`can`) allocates for a run that asks for
+// `placement_pad_bytes`: all of it where it pads buffers, none where it ignores the pad.
+inline int64_t PlacementPadOn(const BackendCapabilities& can, int64_t placement_pad_bytes) {
+  return can.placement_pads ? placement_pad_bytes : 0;
 }
 
-// The copies of the device buffers a backend of `kind` allocates for a run that asks for
-// `placements` (0: one): all of them on CUDA, one on the CPU backend (which ignores the option).
-inline int PlacementsOn(BackendKind kind, int placements) {
-  return kind == BackendKind::kCpu || placements < 1 ? 1 : placements;
+// The copies of the device buffers a backend allocates for a run that asks for `placements`
+// (0: one): all of them where it rotates copies, one where it ignores the option.
+inline int PlacementsOn(const BackendCapabilities& can, int placements) {
+  return !can.placement_copies || placements < 1 ? 1 : placements;
 }
 
-// What `spec` allocates on a backend of `kind`, the placement pad and copies as that backend
-// applies them (the admission at resolve and the one at run start both count it this way).
-inline RunMemory RunMemoryOf(const RunSpec& spec, BackendKind kind) {
+// What `spec` allocates on a backend that can (`can`), the placement pad and copies as that
+// backend applies them (the admission at resolve and the one at run start both count it so).
+inline RunMemory RunMemoryOf(const RunSpec& spec, const BackendCapabilities& can) {
   return RunMemoryOf(*spec.kernel, spec.shape, spec.verify,
-                     PlacementPadOn(kind, spec.measurement.placement_pad_bytes),
-                     PlacementsOn(kind, spec.measurement.placements));
+                     PlacementPadOn(can, spec.measurement.placement_pad_bytes),
+                     PlacementsOn(can, spec.measurement.placements));
 }
 
 // OK when a run needing `need` fits: host bytes (plus device bytes where the device is the host)

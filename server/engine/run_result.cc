@@ -14,14 +14,14 @@ std::string SampleMethodOf(const Backend& backend, const RunResult& result) {
         "profile mode (%s): each launch timed alone%s, no blocking kernel, no stopping rule",
         CacheModeName(result.spec.cache_mode), cold ? " after a cache flush" : "");
   }
-  std::optional<KernelDurationSource> durations;
+  TimerStrategy timer = TimerStrategy::kBackendClock;
   if (result.timer == SampleTimer::kCuptiActivity) {
-    durations = KernelDurationSource::kActivityRecords;
+    timer = TimerStrategy::kActivityRecords;
   } else if (result.timer == SampleTimer::kGpuTimeDuration) {
-    durations = KernelDurationSource::kTimeCounter;
+    timer = TimerStrategy::kTimeCounter;
   }
-  std::string method = backend.SampleMethod(cold, result.hot_batch_size, durations);
-  if (!DeviceIsHost(backend.kind())) {
+  std::string method = backend.SampleMethod(cold, result.hot_batch_size, timer);
+  if (backend.capabilities().flush_and_stream_choices) {
     // The two choices that change what a CUDA sample measures, always named.
     const MeasurementOptions& m = result.spec.measurement;
     absl::StrAppend(&method, cold ? absl::StrCat("; L2 flush: ",

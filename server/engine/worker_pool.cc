@@ -601,10 +601,12 @@ class WorkerProcess {
 // The supervisor's Backend: the workers answer what the engine asks of a backend outside a run.
 class WorkerBackend final : public Backend {
  public:
-  WorkerBackend(WorkerPool* pool, BackendKind kind) : pool_(pool), kind_(kind) {}
+  WorkerBackend(WorkerPool* pool, BackendKind kind, BackendCapabilities capabilities)
+      : pool_(pool), kind_(kind), capabilities_(capabilities) {}
 
   BackendKind kind() const override { return kind_; }
-  std::string SampleMethod(bool, int, std::optional<KernelDurationSource>) const override {
+  BackendCapabilities capabilities() const override { return capabilities_; }
+  std::string SampleMethod(bool, int, TimerStrategy) const override {
     return "measured in the device's worker process";  // MeasureRun there sets the real text
   }
   int device_count() const override { return pool_->device_count(); }
@@ -660,14 +662,15 @@ class WorkerBackend final : public Backend {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::unique_ptr<Session>> Open(int, const KernelVariant&, const LaunchGeometry&,
-                                                const HostData&) override {
+  absl::StatusOr<std::unique_ptr<Session>> Open(const DeviceInfo&, const KernelVariant&,
+                                                const LaunchGeometry&, const HostData&) override {
     return absl::FailedPreconditionError("runs are measured in the device's worker process");
   }
 
  private:
   WorkerPool* const pool_;
   const BackendKind kind_;
+  const BackendCapabilities capabilities_;  // the worker's, from its Hello
   mutable std::mutex mu_;
   mutable std::map<int, DeviceInfo> last_;
 };
@@ -680,6 +683,9 @@ absl::StatusOr<std::unique_ptr<WorkerPool>> WorkerPool::Start(
   absl::StatusOr<wv1::HelloReply> hello = first->Start();
   if (!hello.ok()) return hello.status();
   pool->backend_name_ = hello->backend();
+  absl::StatusOr<BackendCapabilities> capabilities = DecodeCapabilities(hello->capabilities());
+  if (!capabilities.ok()) return capabilities.status();
+  pool->capabilities_ = *capabilities;
   pool->workers_.push_back(std::move(first));
   for (int d = 1; d < hello->device_count(); ++d) {
     auto worker = std::make_unique<WorkerProcess>(d, &pool->options_, on_event);
@@ -698,7 +704,7 @@ void WorkerPool::Stop() {
 
 std::unique_ptr<Backend> WorkerPool::MakeBackend() {
   return std::make_unique<WorkerBackend>(
-      this, backend_name_ == "cuda" ? BackendKind::kCuda : BackendKind::kCpu);
+      this, backend_name_ == "cuda" ? BackendKind::kCuda : BackendKind::kCpu, capabilities_);
 }
 
 std::set<pid_t> WorkerPool::Pids() const {

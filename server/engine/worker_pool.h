@@ -92,6 +92,7 @@ class WorkerPool final : public DeviceRunner {
   friend class WorkerBackend;
   WorkerOptions options_;
   std::string backend_name_;
+  BackendCapabilities capabilities_;  // the first worker's Hello
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
 };
 

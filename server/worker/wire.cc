@@ -63,6 +63,11 @@ static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: 
 static_assert(sizeof(RunSpec) == 264, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
 static_assert(sizeof(RunResult) == 1824, "new RunResult field: list it below");
+static_assert(sizeof(BackendCapabilities) == 7, "new BackendCapabilities field: list it below");
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
+                                   kernel_durations, placement_pads, placement_copies,
+                                   flush_and_stream_choices, hardware_counters)
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunShape, elements, m, n, k)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchGeometry, block_size, items_per_thread, grid_size,
@@ -219,6 +224,10 @@ absl::StatusOr<RunSpec> DecodeRunSpec(const std::string& cbor) {
 std::string EncodeRunResult(const RunResult& result) { return Encode(result); }
 absl::StatusOr<RunResult> DecodeRunResult(const std::string& cbor) {
   return Decode<RunResult>(cbor, "run result");
+}
+std::string EncodeCapabilities(const BackendCapabilities& can) { return Encode(can); }
+absl::StatusOr<BackendCapabilities> DecodeCapabilities(const std::string& cbor) {
+  return Decode<BackendCapabilities>(cbor, "backend capabilities");
 }
 std::string EncodeDeviceInfo(const DeviceInfo& info) { return Encode(info); }
 absl::StatusOr<DeviceInfo> DecodeDeviceInfo(const std::string& cbor) {

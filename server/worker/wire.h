@@ -40,6 +40,8 @@ std::string EncodeRunSpec(const RunSpec& spec);
 absl::StatusOr<RunSpec> DecodeRunSpec(const std::string& cbor);
 std::string EncodeRunResult(const RunResult& result);
 absl::StatusOr<RunResult> DecodeRunResult(const std::string& cbor);
+std::string EncodeCapabilities(const BackendCapabilities& can);
+absl::StatusOr<BackendCapabilities> DecodeCapabilities(const std::string& cbor);
 std::string EncodeDeviceInfo(const DeviceInfo& info);
 absl::StatusOr<DeviceInfo> DecodeDeviceInfo(const std::string& cbor);
 

@@ -165,6 +165,7 @@ void Answer(const wv1::Request& request, Backend* backend, Runner* runner, Chann
       hello->set_protocol_version(wv1::PROTOCOL_VERSION_CURRENT);
       hello->set_backend(std::string(backend->name()));
       hello->set_device_count(backend->device_count());
+      hello->set_capabilities(EncodeCapabilities(backend->capabilities()));
       hello->set_pid(getpid());
       hello->set_version(absl::StrCat(kGpubenchVersion, " ", kGpubenchGitRevision));
       const bool same = request.hello().protocol_version() == wv1::PROTOCOL_VERSION_CURRENT;

@@ -32,13 +32,13 @@ struct FakeScript {
   // Blocked samples (cold / hot) fail as if a serializing profiler held the blocking kernel;
   // unblocked (profile-mode) samples still work.
   bool blocking_timeout = false;
-  std::atomic<int>* unblocked_samples = nullptr;  // counts UnblockedSample calls
+  std::atomic<int>* unblocked_samples = nullptr;  // counts samples under TimerStrategy::kUnblocked
   std::vector<std::string>* ranges = nullptr;     // PushRange names, in order
-  // Kernel durations (Session::StartKernelDurations): unset, the fake cannot record them; set,
-  // the duration of sample i per launch (nullopt: no record came back for it).
+  // Kernel durations (TimerStrategy kActivityRecords, kTimeCounter): unset, the fake cannot
+  // record them; set, the duration of sample i per launch (nullopt: no record came back for it).
   std::function<std::optional<double>(int sample)> kernel_seconds{};
-  std::atomic<int>* kernel_duration_starts = nullptr;  // counts StartKernelDurations calls
-  std::optional<KernelDurationSource>* kernel_duration_source = nullptr;  // the last one asked for
+  std::atomic<int>* kernel_duration_starts = nullptr;  // counts SetTimer calls choosing them
+  std::optional<TimerStrategy>* kernel_duration_source = nullptr;  // the last one chosen
   std::vector<int64_t>* opened_placement_pads = nullptr;  // HostData's pad, at every Open
   int64_t free_memory_bytes = int64_t{1} << 30;
   int devices = 1;
@@ -54,39 +54,29 @@ class FakeSession final : public Session {
       : real_(std::move(real)), script_(script) {}
   const LaunchGeometry& geometry() const override { return real_->geometry(); }
   absl::Status Warmup(int) override { return absl::OkStatus(); }
-  absl::StatusOr<double> ColdSample() override {
-    if (script_.sample_error) return *script_.sample_error;
-    if (script_.blocking_timeout) return BlockingTimeout();
-    last_batch_ = 1;
-    return Next();
-  }
-  absl::StatusOr<double> HotSample(int batch) override {
-    if (script_.blocking_timeout) return BlockingTimeout();
-    last_batch_ = batch;
-    return Next() * batch;
-  }
-  absl::Status StartKernelDurations(KernelDurationSource source) override {
-    if (!script_.kernel_seconds) return Session::StartKernelDurations(source);
-    if (script_.kernel_duration_starts != nullptr) ++*script_.kernel_duration_starts;
-    if (script_.kernel_duration_source != nullptr) *script_.kernel_duration_source = source;
-    recording_ = true;
+  absl::Status SetTimer(TimerStrategy strategy) override {
+    if (strategy == TimerStrategy::kActivityRecords || strategy == TimerStrategy::kTimeCounter) {
+      if (!script_.kernel_seconds) return Session::SetTimer(strategy);
+      if (script_.kernel_duration_starts != nullptr) ++*script_.kernel_duration_starts;
+      if (script_.kernel_duration_source != nullptr) *script_.kernel_duration_source = strategy;
+    }
+    timer_ = strategy;
     return absl::OkStatus();
   }
-  void StopKernelDurations() override { recording_ = false; }
-  std::optional<double> LastKernelDurationSeconds() override {
-    if (!recording_ || sample_ == 0) return std::nullopt;
-    std::optional<double> d = script_.kernel_seconds(sample_ - 1);
-    if (d.has_value()) *d *= last_batch_;
-    return d;
+  absl::StatusOr<SampleRecord> ColdSample() override {
+    if (script_.sample_error) return *script_.sample_error;
+    if (timer_ == TimerStrategy::kUnblocked) return Unblocked();
+    if (script_.blocking_timeout) return BlockingTimeout();
+    return Record(Next(), 1);
   }
-  absl::StatusOr<double> UnblockedSample(bool) override {
-    if (script_.unblocked_samples != nullptr) ++*script_.unblocked_samples;
-    return Next();
+  absl::StatusOr<SampleRecord> HotSample(int batch) override {
+    if (timer_ == TimerStrategy::kUnblocked) return Unblocked();
+    if (script_.blocking_timeout) return BlockingTimeout();
+    return Record(Next() * batch, batch);
   }
   void PushRange(const std::string& name) override {
     if (script_.ranges != nullptr) script_.ranges->push_back(name);
   }
-  std::optional<double> CurrentClockHz() override { return script_.clock_hz(sample_ - 1); }
   absl::Status RunOnceAndRead(BufferContents* out) override {
     absl::Status s = real_->RunOnceAndRead(out);
     if (script_.corrupt_output) {  // the first element of the first output read back
@@ -108,6 +98,27 @@ class FakeSession final : public Session {
     s.SetPayload(kBlockingTimeoutPayload, absl::Cord("1"));
     return s;
   }
+  // Unblocked (profile mode): no clock, no blocking kernel to time out.
+  absl::StatusOr<SampleRecord> Unblocked() {
+    if (script_.unblocked_samples != nullptr) ++*script_.unblocked_samples;
+    return SampleRecord::Of(Next());
+  }
+  // The sample just taken (sample_ - 1) as the chosen timer records it.
+  absl::StatusOr<SampleRecord> Record(double seconds, int batch) {
+    SampleRecord record = SampleRecord::Of(seconds);
+    record.clock_hz = script_.clock_hz(sample_ - 1);
+    if (timer_ == TimerStrategy::kActivityRecords || timer_ == TimerStrategy::kTimeCounter) {
+      std::optional<double> d = script_.kernel_seconds(sample_ - 1);
+      if (!d.has_value()) {
+        return absl::UnavailableError(timer_ == TimerStrategy::kTimeCounter
+                                          ? "the profiler measured no kernel"
+                                          : "CUPTI returned no complete activity record");
+      }
+      record.event_seconds = seconds;
+      record.seconds = *d * batch;
+    }
+    return record;
+  }
   double Next() {
     if (script_.release != nullptr) {
       while (!script_.release->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -118,8 +129,7 @@ class FakeSession final : public Session {
   std::unique_ptr<Session> real_;
   const FakeScript& script_;
   int sample_ = 0;
-  int last_batch_ = 1;
-  bool recording_ = false;
+  TimerStrategy timer_ = TimerStrategy::kBackendClock;
 };
 
 class FakeBackend final : public Backend {
@@ -128,12 +138,20 @@ class FakeBackend final : public Backend {
       : script_(std::move(script)), cpu_(MakeCpuBackend({.devices = script_.devices, .threads_per_device = 1})) {}
   // Separate device memory and no counter profiler, as on a GPU; its own timing words.
   BackendKind kind() const override { return BackendKind::kCuda; }
-  std::string SampleMethod(bool cold, int /*hot_batch_size*/,
-                           std::optional<KernelDurationSource> durations) const override {
+  BackendCapabilities capabilities() const override {
+    BackendCapabilities can;
+    can.kernel_durations = true;
+    can.placement_pads = true;
+    can.placement_copies = true;
+    can.flush_and_stream_choices = true;
+    can.hardware_counters = true;
+    return can;
+  }
+  std::string SampleMethod(bool cold, int /*hot_batch_size*/, TimerStrategy timer) const override {
     return absl::StrCat(cold ? "fake cold sample" : "fake hot sample",
-                        durations == KernelDurationSource::kActivityRecords ? " (kernel durations)"
-                        : durations == KernelDurationSource::kTimeCounter   ? " (time counter)"
-                                                                            : "");
+                        timer == TimerStrategy::kActivityRecords ? " (kernel durations)"
+                        : timer == TimerStrategy::kTimeCounter   ? " (time counter)"
+                                                                 : "");
   }
   int device_count() const override { return script_.devices; }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {
@@ -151,13 +169,14 @@ class FakeBackend final : public Backend {
     d.shared_memory_per_block_optin_bytes = script_.shared_memory_per_block_optin_bytes;
     return d;
   }
-  absl::StatusOr<std::unique_ptr<Session>> Open(int device, const KernelVariant& variant,
+  absl::StatusOr<std::unique_ptr<Session>> Open(const DeviceInfo& device,
+                                                const KernelVariant& variant,
                                                 const LaunchGeometry& geometry,
                                                 const HostData& data) override {
     if (script_.opened_placement_pads != nullptr) {
       script_.opened_placement_pads->push_back(data.placement_pad_bytes);
     }
-    auto real = cpu_->Open(device, variant, geometry, data);
+    auto real = cpu_->Open(device.index, variant, geometry, data);
     if (!real.ok()) return real.status();
     return std::unique_ptr<Session>(new FakeSession(*std::move(real), script_));
   }

@@ -55,7 +55,7 @@ TEST(SampleMethodOfTest, MethodTextComesFromTheBackend) {
   auto cpu = MakeCpuBackend({.devices = 1, .threads_per_device = 1});
   RunResult cold = Measured("add_f32", CacheMode::kCold);
   cold.method = SampleMethodOf(*cpu, cold);
-  EXPECT_EQ(cold.method, cpu->SampleMethod(/*cold=*/true, 1, /*durations=*/std::nullopt));
+  EXPECT_EQ(cold.method, cpu->SampleMethod(/*cold=*/true, 1, TimerStrategy::kBackendClock));
   EXPECT_THAT(cold.method, HasSubstr("steady clock"));
 
   RunResult hot = Measured("add_f32", CacheMode::kHot);
@@ -113,10 +113,14 @@ TEST(FinishRunResultTest, QueueTimeClockEventsAndTheCopyCeiling) {
 TEST(BackendKindTest, NamesAndBindings) {
   EXPECT_EQ(BackendKindName(BackendKind::kCpu), "cpu");
   EXPECT_EQ(BackendKindName(BackendKind::kCuda), "cuda");
-  EXPECT_TRUE(DeviceIsHost(BackendKind::kCpu));
-  EXPECT_FALSE(DeviceIsHost(BackendKind::kCuda));
   auto cpu = MakeCpuBackend({.devices = 1, .threads_per_device = 1});
   EXPECT_EQ(cpu->kind(), BackendKind::kCpu);
+  // Host memory and the host's clock; none of the CUDA-only choices.
+  const BackendCapabilities can = cpu->capabilities();
+  EXPECT_TRUE(can.device_is_host);
+  EXPECT_TRUE(can.host_clock);
+  EXPECT_FALSE(can.kernel_durations || can.placement_pads || can.placement_copies ||
+               can.flush_and_stream_choices || can.hardware_counters);
   EXPECT_EQ(cpu->name(), "cpu");
   EXPECT_EQ(cpu->Describe(0)->backend, "cpu");
   for (const KernelVariant& k : AllKernels()) EXPECT_TRUE(HasBinding(k, BackendKind::kCpu));

@@ -115,8 +115,10 @@ TEST(RunMemory, PlacementPadOnDeviceBuffersOfOneMibOrMore) {
   EXPECT_EQ(RunMemoryOf(add, {.elements = (256 << 10) - 1}, true, pad).device_bytes,
             3 * ((int64_t{1} << 20) - 4));
   // The CPU backend ignores the pad, so admission counts none there.
-  EXPECT_EQ(PlacementPadOn(BackendKind::kCpu, pad), 0);
-  EXPECT_EQ(PlacementPadOn(BackendKind::kCuda, pad), pad);
+  EXPECT_EQ(PlacementPadOn(MakeCpuBackend({})->capabilities(), pad), 0);
+  BackendCapabilities pads;
+  pads.placement_pads = true;
+  EXPECT_EQ(PlacementPadOn(pads, pad), pad);
 }
 
 TEST_F(ResolveTest, PlacementsFromOneToSixteen) {
@@ -181,9 +183,12 @@ TEST(RunMemory, PlacementsCountEveryDeviceCopy) {
   const RunMemory four = RunMemoryOf(add, {.elements = 256 << 10}, true, 5000, 4);
   EXPECT_EQ(four.device_bytes, 4 * one.device_bytes);  // the pad too, after every copy's buffer
   EXPECT_EQ(four.host_bytes, one.host_bytes);          // one set of inputs, one read-back
-  EXPECT_EQ(PlacementsOn(BackendKind::kCpu, 4), 1);    // the CPU backend ignores the option
-  EXPECT_EQ(PlacementsOn(BackendKind::kCuda, 4), 4);
-  EXPECT_EQ(PlacementsOn(BackendKind::kCuda, 0), 1);
+  // The CPU backend ignores the option.
+  EXPECT_EQ(PlacementsOn(MakeCpuBackend({})->capabilities(), 4), 1);
+  BackendCapabilities copies;
+  copies.placement_copies = true;
+  EXPECT_EQ(PlacementsOn(copies, 4), 4);
+  EXPECT_EQ(PlacementsOn(copies, 0), 1);
 }
 
 TEST_F(ResolveTest, ThrottleThresholdZeroKeepsEverySampleAndIsKept) {

@@ -47,7 +47,7 @@ class TimerTest : public ::testing::Test {
   std::unique_ptr<testing::FakeBackend> backend_ =
       std::make_unique<testing::FakeBackend>(testing::FakeScript{});
   std::atomic<int> starts_{0};
-  std::optional<KernelDurationSource> source_;
+  std::optional<TimerStrategy> source_;
   ParallelPool pool_{2};
 };
 
@@ -149,7 +149,7 @@ TEST_F(TimerTest, GpuTimeTimesEverySampleByTheCounterOneLaunchAtATime) {
     source_.reset();
     absl::StatusOr<RunResult> r = Measure(Spec(TimerChoice::kGpuTime, mode));
     ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(source_, KernelDurationSource::kTimeCounter);
+    EXPECT_EQ(source_, TimerStrategy::kTimeCounter);
     EXPECT_EQ(r->timer, SampleTimer::kGpuTimeDuration);
     EXPECT_STREQ(SampleTimerName(r->timer), "gpu_time_duration");
     EXPECT_EQ(r->hot_batch_size, 1);
@@ -162,7 +162,7 @@ TEST_F(TimerTest, GpuTimeTimesEverySampleByTheCounterOneLaunchAtATime) {
   EXPECT_EQ(starts_.load(), 2);
   source_.reset();
   ASSERT_TRUE(Measure(Spec(TimerChoice::kCupti)).ok());
-  EXPECT_EQ(source_, KernelDurationSource::kActivityRecords);
+  EXPECT_EQ(source_, TimerStrategy::kActivityRecords);
 }
 
 TEST_F(TimerTest, GpuTimeWithoutTheCounterIsAFailedPrecondition) {

@@ -33,21 +33,24 @@ TEST_F(TimerGpuTest, ColdSpanIsPositiveAndWithinAFewMicrosecondsUnderTheEvents) 
   ASSERT_TRUE(session.ok()) << session.status();
   Session& s = **session;
   ASSERT_TRUE(s.Warmup(3).ok());
-  absl::Status started = s.StartKernelDurations(KernelDurationSource::kActivityRecords);
+  absl::Status started = s.SetTimer(TimerStrategy::kActivityRecords);
   ASSERT_TRUE(started.ok()) << "CUPTI activity did not start: " << started;
   for (int i = 0; i < 20; ++i) {
-    absl::StatusOr<double> events = s.ColdSample();
-    ASSERT_TRUE(events.ok()) << events.status();
-    std::optional<double> span = s.LastKernelDurationSeconds();
-    ASSERT_TRUE(span.has_value()) << "no activity record for sample " << i;
-    EXPECT_GT(*span, 1e-6) << i;  // a 16Mi f32 add reads and writes 192 MiB: tens of us
+    absl::StatusOr<SampleRecord> sample = s.ColdSample();
+    ASSERT_TRUE(sample.ok()) << "sample " << i << ": " << sample.status();
+    ASSERT_TRUE(sample->event_seconds.has_value()) << "no events kept for sample " << i;
+    const double span = sample->seconds;
+    const double events = *sample->event_seconds;
+    EXPECT_GT(span, 1e-6) << i;  // a 16Mi f32 add reads and writes 192 MiB: tens of us
     // cudaEventElapsedTime resolves about 0.5 us: allow that much above the events.
-    EXPECT_LE(*span, *events + 0.5e-6) << i;
-    EXPECT_LT(*events - *span, 5e-6) << "events " << *events << " s, span " << *span << " s";
+    EXPECT_LE(span, events + 0.5e-6) << i;
+    EXPECT_LT(events - span, 5e-6) << "events " << events << " s, span " << span << " s";
+    EXPECT_TRUE(sample->clock_hz.has_value()) << "the blocking kernel still reads the clock";
   }
-  s.StopKernelDurations();
-  ASSERT_TRUE(s.ColdSample().ok());
-  EXPECT_FALSE(s.LastKernelDurationSeconds().has_value());  // not recording any more
+  ASSERT_TRUE(s.SetTimer(TimerStrategy::kBackendClock).ok());
+  absl::StatusOr<SampleRecord> after = s.ColdSample();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_FALSE(after->event_seconds.has_value());  // events are the samples again
 }
 
 TEST_F(TimerGpuTest, RunsSayWhichTimerTimedThem) {
@@ -88,22 +91,24 @@ TEST_F(TimerGpuTest, TimeCounterIsPositiveAndInsideTheEvents) {
   ASSERT_TRUE(session.ok()) << session.status();
   Session& s = **session;
   ASSERT_TRUE(s.Warmup(3).ok());
-  absl::Status started = s.StartKernelDurations(KernelDurationSource::kTimeCounter);
+  absl::Status started = s.SetTimer(TimerStrategy::kTimeCounter);
   ASSERT_TRUE(started.ok()) << "the range profiler did not start: " << started;
   for (int i = 0; i < 20; ++i) {
     const bool cold = i % 2 == 0;
-    absl::StatusOr<double> events = cold ? s.ColdSample() : s.HotSample(1);
-    ASSERT_TRUE(events.ok()) << events.status();
-    std::optional<double> duration = s.LastKernelDurationSeconds();
-    ASSERT_TRUE(duration.has_value()) << "no counter value for sample " << i;
-    EXPECT_GT(*duration, 10e-6) << i;  // a 16Mi f32 add moves 192 MiB: tens of us
-    EXPECT_LT(*duration, 1e-3) << i;
-    EXPECT_LE(*duration, *events + 0.5e-6) << "events " << *events << " s, counter " << *duration;
-    EXPECT_FALSE(s.CurrentClockHz().has_value());  // no blocking kernel, no clock
+    absl::StatusOr<SampleRecord> sample = cold ? s.ColdSample() : s.HotSample(1);
+    ASSERT_TRUE(sample.ok()) << "sample " << i << ": " << sample.status();
+    ASSERT_TRUE(sample->event_seconds.has_value()) << "no events kept for sample " << i;
+    const double duration = sample->seconds;
+    EXPECT_GT(duration, 10e-6) << i;  // a 16Mi f32 add moves 192 MiB: tens of us
+    EXPECT_LT(duration, 1e-3) << i;
+    EXPECT_LE(duration, *sample->event_seconds + 0.5e-6)
+        << "events " << *sample->event_seconds << " s, counter " << duration;
+    EXPECT_FALSE(sample->clock_hz.has_value());  // no blocking kernel, no clock
   }
-  s.StopKernelDurations();
-  ASSERT_TRUE(s.ColdSample().ok());
-  EXPECT_FALSE(s.LastKernelDurationSeconds().has_value());
+  ASSERT_TRUE(s.SetTimer(TimerStrategy::kBackendClock).ok());
+  absl::StatusOr<SampleRecord> after = s.ColdSample();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_FALSE(after->event_seconds.has_value());
 }
 
 // Runs under gpu_time: the counter's median sits under the event-timed one of the same kernel (the
