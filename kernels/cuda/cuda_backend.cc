@@ -76,8 +76,6 @@ class CudaSession final : public Session {
       cudaStreamSynchronize(stream_.get());
     }
     cuda::ResetPersistingL2Lines();  // no persisting (evict_last) lines outlive the run
-    // Members go in reverse order: the setup's state (handles, workspace) before the buffers,
-    // the stream last.
   }
 
   absl::Status Init() {
@@ -249,10 +247,12 @@ class CudaSession final : public Session {
   const LaunchGeometry geometry_;
   const HostData& data_;
   const DeviceInfo info_;
-  // Declared in the order they are made; destroyed in reverse.
+  // Destroyed in reverse order: the setup's state, the timer, the run's buffers, then the flush
+  // buffer, so that device memory is freed in the order it was before the session was split
+  // (the next run's allocations, and so its placement, follow from it), and the stream last.
   SessionStream stream_;
-  cuda::RunBuffers buffers_;
   std::unique_ptr<cuda::L2Flusher> flusher_;
+  cuda::RunBuffers buffers_;
   std::unique_ptr<cuda::LaunchTimer> timer_;
   std::unique_ptr<LaunchState> launch_state_;  // from the variant's setup function
   std::string launch_report_;
