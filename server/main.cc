@@ -99,7 +99,8 @@ ABSL_FLAG(double, max_warmup_seconds, 10,
           "Wall-time bound of one run's warm-up, whatever its launch count.");
 ABSL_FLAG(std::string, cgroup_root, "/sys/fs/cgroup",
           "Where the memory cgroup (v2 or v1) is read: runs must fit in the smaller of "
-          "MemAvailable and the cgroup's limit.");
+          "MemAvailable and the limits of the process's cgroup and every ancestor. A path "
+          "without a readable memory cgroup refuses to start; 'none' checks MemAvailable only.");
 ABSL_FLAG(double, shutdown_grace_seconds, 30,
           "On SIGTERM/SIGINT: time given to queued and running work before it is cancelled.");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "Largest gRPC message accepted.");
@@ -250,6 +251,7 @@ int Main() {
   }
 
   for (const char* old : {"GPUBENCH_L2_FLUSH", "GPUBENCH_STREAM"}) {
+  if (absl::Status paths = CheckConfigPaths(config); !paths.ok()) return StartupFailed(paths);
     if (std::getenv(old) != nullptr) {
       spdlog::warn("{} is set but ignored: no environment variable changes a measurement; use "
                    "--default_l2_flush / --default_stream or the request's measurement options",

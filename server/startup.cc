@@ -1,5 +1,6 @@
 #include "server/startup.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <google/protobuf/util/time_util.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
@@ -11,6 +12,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +32,8 @@
 #include "absl/time/clock.h"
 #include "common/build_info.h"
 #include "common/files.h"
+#include "common/host_memory.h"
+#include "common/status_macros.h"
 #include "common/tokens.h"
 #include "grpc/health/v1/health.pb.h"
 #include "kernels/nvml_backend.h"
@@ -211,6 +215,71 @@ absl::Status ValidateConfig(const ServerConfig& c) {
 absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
                                     std::function<void(const WorkerEvent&)> on_worker_event) {
   Devices devices;
+namespace {
+
+// A file the server will write (a port file): a regular file or a new name in a writable
+// directory. A directory was never written and nothing said so; opening a FIFO for writing waits
+// for a reader, so it hung start-up.
+absl::Status CheckWritableFile(const char* flag, const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISREG(st.st_mode)) {
+      if (access(path.c_str(), W_OK) == 0) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, "=", path, " cannot be written: ", std::strerror(errno)));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, "=", path, " is ",
+        S_ISDIR(st.st_mode) ? "a directory; name a file in it"
+                            : "not a regular file (a FIFO, socket or device); name a file"));
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error) || access(dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", path, ": cannot create it (",
+                                                   dir,
+                                                   " must be an existing, writable "
+                                                   "directory)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckConfigPaths(const ServerConfig& config) {
+  std::vector<std::string> problems;
+  for (const absl::Status& s :
+       {CheckCgroupRoot(config.cgroup_root), CheckWritableFile("port_file", config.port_file),
+        CheckWritableFile("metrics_port_file", config.metrics.port_file)}) {
+    if (!s.ok()) problems.emplace_back(s.message());
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+}
+
+absl::Status WritePortFile(const char* flag, const std::string& path, int port) {
+  if (path.empty()) return absl::OkStatus();
+  // O_NONBLOCK: a FIFO put there since start-up fails (ENXIO) instead of waiting for a reader.
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write --", flag, "=", path, ": ", std::strerror(errno)));
+  }
+  struct stat st {};
+  const std::string text = absl::StrCat(port, "\n");
+  std::string why;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+  } else if (write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    why = std::strerror(errno);
+  }
+  if (close(fd) != 0 && why.empty()) why = std::strerror(errno);
+  if (why.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat("cannot write --", flag, "=", path, ": ", why));
+}
+
   if (config.workers.mode == "process") {
     absl::StatusOr<std::unique_ptr<WorkerPool>> pool =
         WorkerPool::Start(WorkerOptionsFor(config), std::move(on_worker_event));

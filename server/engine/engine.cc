@@ -129,7 +129,7 @@ absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, const DeviceInfo& de
   *reserved = 0;
   if (limits_ == nullptr || reserved_host_bytes_ == nullptr) return absl::OkStatus();
   const bool device_is_host = DeviceIsHost(backend_->kind());
-  const RunMemory need = RunMemoryOf(spec, backend_->kind());
+  const RunMemory need = RunMemoryOf(spec, backend_->kind(), device);
   const HostMemoryBudget host = ReadHostMemoryBudget(limits_->host_memory);
   std::optional<int64_t> available = host.available_bytes();
   // Runs in progress on other devices may not have allocated everything yet: count their

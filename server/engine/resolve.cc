@@ -368,7 +368,7 @@ absl::Status CheckMemoryNow(const RunSpec& spec, const Backend& backend, const D
   // cap) must fail now, not after gigabytes of inputs were made for it.
   RETURN_IF_ERROR(backend.CheckLaunchSize(*spec.kernel, spec.shape));
   const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
-  return CheckRunMemoryFits(RunMemoryOf(spec, backend.kind()), device,
+  return CheckRunMemoryFits(RunMemoryOf(spec, backend.kind(), device), device,
                             DeviceIsHost(backend.kind()), host.available_bytes(), host.Describe());
 }
 

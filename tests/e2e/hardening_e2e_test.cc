@@ -494,6 +494,44 @@ TEST(Hostile, RunsMustFitTheCgroupLimit) {
 }
 
 // (3) HTTP/2 rapid reset: streams opened and reset in a flood. gRPC 1.51 accepts every one of
+// The run just under the old bound (inputs, read-back and buffers only: 5 x 4 x n bytes plus the
+// read-back) is refused now: the cold-mode flush buffer and the headroom are counted, and the
+// message names the figures. A fake 256 MiB cgroup keeps the test cheap (the example:
+// add_f32 at 355M elements in 8 GiB, OOM-killed).
+TEST(Hostile, RunJustUnderTheOldBoundIsRefused) {
+  const std::string cgroup = TempDir("cgroup_bound");
+  const int64_t limit = int64_t{256} << 20;
+  std::ofstream(cgroup + "/memory.max") << limit << "\n";
+  std::ofstream(cgroup + "/memory.current") << 0 << "\n";
+  ServerProcess server({"--cgroup_root=" + cgroup});
+  auto stub = StubOf(server);
+  v1::RunBenchmarkRequest req;
+  req.set_kernel("add_f32");
+  const int64_t n = (limit - (int64_t{1} << 20)) / 24;  // 6 x 4 bytes an element: 1 MiB spare
+  req.set_elements(n);
+  req.mutable_measurement()->set_min_samples(1);
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::RunBenchmarkResponse resp;
+  const grpc::Status s = stub->RunBenchmark(&c, req, &resp);
+  ASSERT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  for (const std::string& figure :
+       {absl::StrCat("inputs and read-back ", 12 * n),
+        absl::StrCat("cpu backend's buffers ", 12 * n), std::string("the cache flush buffer "),
+        std::string(" headroom; the host can give "), std::string("cgroup limit 0.25 GiB at /")}) {
+    EXPECT_NE(s.error_message().find(figure), std::string::npos) << figure << "\n"
+                                                                 << s.error_message();
+  }
+  EXPECT_LT(server.RssBytes(), int64_t{200} << 20) << "allocated before refusing";
+  // A run that leaves the headroom free is served (hot: no flush buffer, whatever this host's
+  // last-level cache).
+  req.set_elements(n / 2);
+  req.mutable_measurement()->set_cache_mode(v1::HOT);
+  grpc::ClientContext ok;
+  Deadline(&ok);
+  EXPECT_TRUE(stub->RunBenchmark(&ok, req, &resp).ok());
+}
+
 // them as a call (about 10 KB, freed once gRPC has processed it); what the server holds is
 // bounded by how fast it drains them, and glibc used to keep the freed memory for ever (the
 // heap trimmer gives it back). A normal client keeps being served meanwhile.
