@@ -851,3 +851,89 @@ TEST(Hostile, AdmittedSweepIsNotAbortedByAFullQueue) {
 
 }  // namespace
 }  // namespace gpubench
+// The sum of every gpubench_runs_total series: how many runs the server has finished.
+int64_t RunsFinished(const ServerProcess& server) {
+  int64_t total = 0;
+  for (absl::string_view line : absl::StrSplit(HttpGet(server.metrics_port(), "/metrics"), '\n')) {
+    if (!absl::StartsWith(line, "gpubench_runs_total")) continue;
+    double value = 0;
+    if (absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &value)) total += value;
+  }
+  return total;
+}
+
+// (12) A sweep whose client stops reading stalls instead of buffering every result: the server
+// runs no more than what flow control and the stream's bound hold, other clients are served (the
+// stalled sweeps hold no queue slot), and once the client reads again it gets every item.
+TEST(Hostile, SweepWhoseClientStopsReadingStalls) {
+  ServerProcess server({"--queue_capacity=4"});
+  constexpr int kItems = 900;
+  constexpr int kStalled = 6;  // more streams than the queue has slots
+  v1::RunSweepRequest req;
+  req.add_kernels("add_f32");
+  for (int i = 0; i < kItems; ++i) req.add_sizes(1000 + i);
+  req.mutable_measurement()->set_min_samples(1);
+  req.mutable_measurement()->set_max_samples(1);
+  req.mutable_measurement()->set_min_time_seconds(0);
+  req.mutable_measurement()->set_warmup_launches(0);
+  req.set_verify(false);
+  struct Stalled {
+    std::unique_ptr<v1::Benchmark::Stub> stub;
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReader<v1::RunSweepResponse>> reader;
+  };
+  std::vector<std::unique_ptr<Stalled>> stalled;
+  const int64_t rss_before = server.RssBytes();
+  int64_t runs = 0;
+  for (int i = 0; i < kStalled; ++i) {
+    // Its own connection, with a fixed 64 KiB window (no BDP growth): what the client's
+    // transport takes in without the application reading stays small.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetInt("gpubench.test.connection", i);
+    auto s = std::make_unique<Stalled>();
+    s->stub = v1::Benchmark::NewStub(
+        grpc::CreateCustomChannel(server.target(), grpc::InsecureChannelCredentials(), args));
+    Deadline(&s->context, 300);
+    s->reader = s->stub->RunSweep(&s->context, req);
+    v1::RunSweepResponse first;
+    // Admitted (a queue slot was free: the sweeps before stalled and gave theirs back); then the
+    // client reads nothing.
+    ASSERT_TRUE(s->reader->Read(&first))
+        << "sweep " << i << ": " << s->reader->Finish().error_message();
+    stalled.push_back(std::move(s));
+    // The runs stop: the count settles.
+    for (int settled = 0, j = 0; settled < 3 && j < 100; ++j) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      const int64_t now = RunsFinished(server);
+      settled = now == runs ? settled + 1 : 0;
+      runs = now;
+    }
+  }
+  std::cerr << "stalled sweeps: " << runs << " of " << kStalled * kItems << " items run; RSS "
+            << (rss_before >> 20) << " -> " << (server.RssBytes() >> 20) << " MiB\n";
+  EXPECT_LT(runs, kStalled * kItems / 4) << "the sweeps did not stall";
+  EXPECT_LT(server.RssBytes() - rss_before, int64_t{64} << 20);
+  // A normal client is served at once: the stalled sweeps hold no queue slot.
+  {
+    v1::RunBenchmarkRequest one;
+    one.set_kernel("add_f32");
+    one.set_elements(1000);
+    grpc::ClientContext c;
+    Deadline(&c, 10);
+    v1::RunBenchmarkResponse resp;
+    const grpc::Status s = StubOf(server)->RunBenchmark(&c, one, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+  }
+  // Reading again resumes the sweep: every item arrives, none lost.
+  for (auto& s : stalled) {
+    int results = 0;
+    v1::RunSweepResponse e;
+    while (s->reader->Read(&e)) results += e.has_result() || e.has_error();
+    const grpc::Status finished = s->reader->Finish();
+    EXPECT_TRUE(finished.ok()) << finished.error_message();
+    EXPECT_EQ(results, kItems);
+  }
+}
+
