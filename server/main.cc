@@ -115,10 +115,12 @@ ABSL_FLAG(double, heap_trim_interval_seconds, 1,
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics listen address host:port (port 0 picks one; empty disables).");
 ABSL_FLAG(std::string, metrics_port_file, "", "If set, write the bound metrics port here.");
-ABSL_FLAG(int, metrics_threads, 64,
+// 300 idle connections reopened at once held scrapes 7 s at 64 threads and 2 s; 0.5 s at 256
+// and 1 s (docs/metrics.md, bench/results/2026-12-03-rapid-reset.md).
+ABSL_FLAG(int, metrics_threads, 256,
           "Threads serving /metrics: each idle or slow connection holds one for up to "
           "--metrics_request_timeout_ms.");
-ABSL_FLAG(int, metrics_request_timeout_ms, 2000,
+ABSL_FLAG(int, metrics_request_timeout_ms, 1000,
           "A /metrics connection that has not sent its request within this time is closed.");
 ABSL_FLAG(std::string, metrics_token_file, "",
           "File of tokens (as --token_file). When set, /metrics needs HTTP basic auth with one of "
@@ -249,9 +251,9 @@ int Main() {
     spdlog::critical("invalid flags: {}", std::string(valid.message()));
     return kExitBadStartup;
   }
+  if (absl::Status paths = CheckConfigPaths(config); !paths.ok()) return StartupFailed(paths);
 
   for (const char* old : {"GPUBENCH_L2_FLUSH", "GPUBENCH_STREAM"}) {
-  if (absl::Status paths = CheckConfigPaths(config); !paths.ok()) return StartupFailed(paths);
     if (std::getenv(old) != nullptr) {
       spdlog::warn("{} is set but ignored: no environment variable changes a measurement; use "
                    "--default_l2_flush / --default_stream or the request's measurement options",

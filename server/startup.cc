@@ -173,7 +173,10 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   number("schedule_interval_seconds", c.schedule_interval_seconds, 1, 7 * 86400);
   number("max_concurrent_streams", c.max_concurrent_streams, 1, 100000);
   number("max_memory_bytes", static_cast<double>(c.max_memory_bytes), 64 << 20, 1e15);
-  number("heap_trim_interval_seconds", c.heap_trim_interval_seconds, 0, 3600);
+  // 0 (off) or at least a second: a trim of a few microseconds apart spun an idle core.
+  if (c.heap_trim_interval_seconds != 0) {
+    number("heap_trim_interval_seconds", c.heap_trim_interval_seconds, 1, 3600, " or 0 (off)");
+  }
   if (c.default_l2_flush != "clean" && c.default_l2_flush != "memset") {
     problems.push_back(absl::StrCat("--default_l2_flush must be clean or memset (got '",
                                     c.default_l2_flush, "')"));
@@ -212,9 +215,6 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
 }
 
-absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
-                                    std::function<void(const WorkerEvent&)> on_worker_event) {
-  Devices devices;
 namespace {
 
 // A file the server will write (a port file): a regular file or a new name in a writable
@@ -280,6 +280,9 @@ absl::Status WritePortFile(const char* flag, const std::string& path, int port) 
   return absl::FailedPreconditionError(absl::StrCat("cannot write --", flag, "=", path, ": ", why));
 }
 
+absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
+                                    std::function<void(const WorkerEvent&)> on_worker_event) {
+  Devices devices;
   if (config.workers.mode == "process") {
     absl::StatusOr<std::unique_ptr<WorkerPool>> pool =
         WorkerPool::Start(WorkerOptionsFor(config), std::move(on_worker_event));
@@ -418,7 +421,7 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(
   }
   exposer->RegisterCollectable(registry);
   const int port = exposer->GetListeningPorts().at(0);
-  if (!config.port_file.empty()) std::ofstream(config.port_file) << port << "\n";
+  RETURN_IF_ERROR(WritePortFile("metrics_port_file", config.port_file, port));
   spdlog::info("serving Prometheus metrics on {} (port {}) at /metrics", config.listen, port);
   return exposer;
 }
@@ -566,7 +569,7 @@ absl::StatusOr<StartedServer> StartGrpcServer(const ServerConfig& config,
   grpc::HealthCheckServiceInterface* health = started.server->GetHealthCheckService();
   health->SetServingStatus("gpubench.v1.Benchmark", true);
   health->SetServingStatus(true);
-  if (!config.port_file.empty()) std::ofstream(config.port_file) << started.port << "\n";
+  RETURN_IF_ERROR(WritePortFile("port_file", config.port_file, started.port));
   return started;
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -493,7 +494,6 @@ TEST(Hostile, RunsMustFitTheCgroupLimit) {
   EXPECT_TRUE(stub->RunBenchmark(&c, req, &resp).ok());
 }
 
-// (3) HTTP/2 rapid reset: streams opened and reset in a flood. gRPC 1.51 accepts every one of
 // The run just under the old bound (inputs, read-back and buffers only: 5 x 4 x n bytes plus the
 // read-back) is refused now: the cold-mode flush buffer and the headroom are counted, and the
 // message names the figures. A fake 256 MiB cgroup keeps the test cheap (the example:
@@ -532,6 +532,7 @@ TEST(Hostile, RunJustUnderTheOldBoundIsRefused) {
   EXPECT_TRUE(stub->RunBenchmark(&ok, req, &resp).ok());
 }
 
+// (3) HTTP/2 rapid reset: streams opened and reset in a flood. gRPC 1.51 accepts every one of
 // them as a call (about 10 KB, freed once gRPC has processed it); what the server holds is
 // bounded by how fast it drains them, and glibc used to keep the freed memory for ever (the
 // heap trimmer gives it back). A normal client keeps being served meanwhile.
@@ -660,6 +661,32 @@ TEST(Hostile, WarmupHonoursDeadlineAndShutdown) {
   call.join();
 }
 
+// A run that ignores its cancellation (here a launch that never returns; in the field, input
+// generation or buffer setup of a large run) does not hold shutdown past its grace: a second
+// later its worker is ended and the client is told why.
+TEST(Hostile, ShutdownAbandonsARunThatIgnoresItsCancellation) {
+  ServerProcess server(
+      {"--test_fault_kernels", "--worker_stall_seconds=600", "--shutdown_grace_seconds=1"});
+  auto stub = StubOf(server);
+  v1::RunBenchmarkRequest hang;
+  hang.set_kernel("test_fault_hang");
+  hang.set_elements(1024);
+  grpc::ClientContext c;
+  Deadline(&c, 120);
+  v1::RunBenchmarkResponse resp;
+  grpc::Status status;
+  std::thread call([&] { status = stub->RunBenchmark(&c, hang, &resp); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // in its launch by now
+  const auto start = steady_clock::now();
+  EXPECT_EQ(server.SignalAndWait(SIGTERM, seconds(30)), 0);
+  const auto took = steady_clock::now() - start;
+  EXPECT_LT(took, seconds(6)) << "shutdown waited for the run";
+  call.join();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_NE(status.error_message().find("shutdown grace (1s) ran out"), std::string::npos)
+      << status.error_message();
+}
+
 // (5), (9), (10): partial TLS, flags that make no sense, directories and unusable locations
 // all refuse to start, with a message naming the flag.
 TEST(Hostile, BadOperatorConfigurationRefusesToStart) {
@@ -689,7 +716,19 @@ TEST(Hostile, BadOperatorConfigurationRefusesToStart) {
       {{"--tuned_defaults_file=" + dir + "/missing/t.json"}, "cannot create"},
       {{"--tls_cert=" + dir, "--tls_key=" + dir}, "--tls_cert"},
       {{"--token_file=" + dir}, "cannot read token file"},
+      // A wrong --cgroup_root used to turn the memory check off silently.
+      {{"--cgroup_root=" + dir + "/missing"}, "--cgroup_root=" + dir + "/missing is not a dir"},
+      {{"--cgroup_root=" + dir}, "holds no readable memory cgroup"},
+      // A directory was never written (and nothing said so); a FIFO hung start-up.
+      {{"--port_file=" + dir}, "--port_file=" + dir + " is a directory"},
+      {{"--port_file=" + dir + "/fifo"}, "/fifo is not a regular file"},
+      {{"--metrics_port_file=" + dir + "/fifo"}, "--metrics_port_file=" + dir + "/fifo is not"},
+      {{"--port_file=" + dir + "/missing/port"}, "cannot create it"},
+      // An idle server trimming every nanosecond spun a core.
+      {{"--heap_trim_interval_seconds=1e-9"}, "--heap_trim_interval_seconds=1e-09 must be in"},
+      {{"--heap_trim_interval_seconds=0.5"}, "or 0 (off)"},
   };
+  ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);
   for (const auto& [flags, expected] : cases) {
     auto [code, log] = StartupFailure(flags);
     EXPECT_EQ(code, 2) << flags[0] << "\n" << log;
@@ -751,6 +790,61 @@ TEST(Hostile, MetricsSurviveIdleConnectionsAndCanRequireAToken) {
   const std::string refused = scrape("");
   EXPECT_NE(refused.find("401"), std::string::npos) << refused.substr(0, 200);
   for (int fd : idle) close(fd);
+}
+
+// (6b) Idle connections that a client reopens as soon as the server closes them: each holds a
+// /metrics thread for up to the request timeout, so the default threads and timeout must keep a
+// scrape's wait behind 300 of them short (7 s with the old 64 threads and 2 s). METRICS_FLAGS
+// adds server flags: METRICS_FLAGS="--metrics_threads=64 --metrics_request_timeout_ms=2000"
+// shows the test failing with the old defaults.
+TEST(Hostile, MetricsSurviveIdleConnectionsThatKeepReopening) {
+  std::vector<std::string> flags;
+  if (const char* extra = std::getenv("METRICS_FLAGS")) {
+    flags = absl::StrSplit(extra, ' ', absl::SkipEmpty());
+  }
+  ServerProcess server(flags);
+  const int port = server.metrics_port();
+  ASSERT_GT(port, 0);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> reopened{0};
+  std::vector<std::thread> holders;
+  for (int h = 0; h < 4; ++h) {
+    holders.emplace_back([&] {
+      std::vector<pollfd> fds;
+      for (int i = 0; i < 75; ++i) fds.push_back({ConnectLoopback(port), POLLIN, 0});
+      while (!stop.load()) {
+        if (poll(fds.data(), fds.size(), 50) <= 0) continue;
+        for (pollfd& p : fds) {
+          if (p.fd >= 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+          char byte;
+          if (p.fd >= 0 && recv(p.fd, &byte, 1, MSG_DONTWAIT) > 0) continue;  // not closed yet
+          if (p.fd >= 0) close(p.fd);
+          p.fd = ConnectLoopback(port);  // at once, idle again
+          p.revents = 0;
+          ++reopened;
+        }
+      }
+      for (pollfd& p : fds) {
+        if (p.fd >= 0) close(p.fd);
+      }
+    });
+  }
+  std::this_thread::sleep_for(seconds(3));  // every thread busy, connections cycling
+  std::vector<double> waits;
+  for (int i = 0; i < 5; ++i) {
+    const auto start = steady_clock::now();
+    const std::string body = HttpGet(port, "/metrics", "", 10);
+    waits.push_back(std::chrono::duration<double>(steady_clock::now() - start).count());
+    EXPECT_NE(body.find("gpubench_build_info"), std::string::npos) << "scrape " << i << " failed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  stop = true;
+  for (std::thread& t : holders) t.join();
+  std::cerr << "300 reopening idle connections (" << reopened.load() << " reopened); scrapes took";
+  for (double w : waits) std::cerr << " " << w << " s";
+  std::cerr << "\n";
+  EXPECT_GT(reopened.load(), 100) << "the server never closed an idle connection";
+  for (double w : waits) EXPECT_LT(w, 3.0);
 }
 
 // (7) Client strings are echoed bounded: a huge kernel name still gets NOT_FOUND.
@@ -849,8 +943,6 @@ TEST(Hostile, AdmittedSweepIsNotAbortedByAFullQueue) {
   EXPECT_EQ(results, 4);
 }
 
-}  // namespace
-}  // namespace gpubench
 // The sum of every gpubench_runs_total series: how many runs the server has finished.
 int64_t RunsFinished(const ServerProcess& server) {
   int64_t total = 0;
@@ -937,3 +1029,5 @@ TEST(Hostile, SweepWhoseClientStopsReadingStalls) {
   }
 }
 
+}  // namespace
+}  // namespace gpubench
