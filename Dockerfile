@@ -1,6 +1,7 @@
 # gpubench images. Multi-stage; the base images are build arguments.
 #   docker build -t gpubench:0.1.0 .                          # the server (and CLI), CUDA 13.0
 #   docker build --target client -t gpubench-client:0.1.0 .   # the CLI alone, no CUDA libraries
+#   docker build --target h2-proxy -t gpubench-h2-proxy:0.1.0 .  # the optional rapid-reset proxy
 #   docker run --gpus all -p 50051:50051 -p 9464:9464 gpubench:0.1.0
 # Defaults build in the CUDA devel image and run in the CUDA *base* image (cudart is linked
 # statically; CUPTI for the optional counter pass is copied from the build stage). CI builds the
@@ -10,6 +11,7 @@
 ARG BUILD_IMAGE=nvidia/cuda:13.0.1-devel-ubuntu24.04
 ARG RUNTIME_IMAGE=nvidia/cuda:13.0.1-base-ubuntu24.04
 ARG CLIENT_IMAGE=ubuntu:24.04
+ARG PROXY_IMAGE=debian:bookworm-slim
 
 FROM ${BUILD_IMAGE} AS build
 # One architecture builds much faster (CI: 90); the default covers Turing to Blackwell.
@@ -51,6 +53,24 @@ LABEL org.opencontainers.image.source="${SOURCE_URL}" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
 ENTRYPOINT ["/usr/local/bin/gpubench"]
+
+# Debian's nginx (with its CVE-2023-44487 backport) for the optional sidecar in front of the
+# server (deploy/kubernetes/components/h2-proxy, docs/security.md); its nginx.conf comes from
+# that component's ConfigMap. Before the server stage, which stays the default target.
+FROM ${PROXY_IMAGE} AS h2-proxy
+RUN apt-get update && apt-get install -y --no-install-recommends nginx-light \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --user-group --no-create-home gpubench
+USER 10001:10001
+EXPOSE 50051
+ARG VERSION=unknown REVISION=unknown SOURCE_URL=https://github.com/gpubench/gpubench
+COPY LICENSE /usr/share/doc/gpubench/LICENSE
+LABEL org.opencontainers.image.source="${SOURCE_URL}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
+ENTRYPOINT ["nginx", "-g", "daemon off;"]
+CMD ["-c", "/etc/gpubench-h2-proxy/nginx.conf"]
 
 FROM ${RUNTIME_IMAGE} AS server
 COPY scripts/container_packages.sh /usr/local/sbin/

@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev nlohmann-json3-dev
   prometheus python3 python3-yaml curl openssl libssl-dev
   kubectl nodejs yamllint buildah mmdebstrap
+  nginx-light  # the h2-proxy sidecar's rapid-reset test (tests/e2e/rapid_reset_e2e_test.cc)
 )
 missing=()
 for p in "${packages[@]}"; do

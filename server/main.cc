@@ -97,9 +97,12 @@ ABSL_FLAG(std::string, default_stream, "nonblocking",
 ABSL_FLAG(double, max_timeout_seconds, 120, "Largest sampling budget a request may ask.");
 ABSL_FLAG(double, max_warmup_seconds, 10,
           "Wall-time bound of one run's warm-up, whatever its launch count.");
-ABSL_FLAG(std::string, cgroup_root, "/sys/fs/cgroup",
+ABSL_FLAG(std::string, cgroup_root, "auto",
           "Where the memory cgroup (v2 or v1) is read: runs must fit in the smaller of "
-          "MemAvailable and the cgroup's limit.");
+          "MemAvailable and the limits of the process's cgroup and every ancestor. 'auto': "
+          "/sys/fs/cgroup where it holds a memory cgroup, else MemAvailable only (logged); a "
+          "path without a readable memory cgroup refuses to start; 'none' checks MemAvailable "
+          "only.");
 ABSL_FLAG(double, shutdown_grace_seconds, 30,
           "On SIGTERM/SIGINT: time given to queued and running work before it is cancelled.");
 ABSL_FLAG(int, max_message_bytes, 4 << 20, "Largest gRPC message accepted.");
@@ -114,10 +117,12 @@ ABSL_FLAG(double, heap_trim_interval_seconds, 1,
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics listen address host:port (port 0 picks one; empty disables).");
 ABSL_FLAG(std::string, metrics_port_file, "", "If set, write the bound metrics port here.");
-ABSL_FLAG(int, metrics_threads, 64,
+// 300 idle connections reopened at once held scrapes 7 s at 64 threads and 2 s; 0.5 s at 256
+// and 1 s (docs/metrics.md, bench/results/2026-12-03-rapid-reset.md).
+ABSL_FLAG(int, metrics_threads, 256,
           "Threads serving /metrics: each idle or slow connection holds one for up to "
           "--metrics_request_timeout_ms.");
-ABSL_FLAG(int, metrics_request_timeout_ms, 2000,
+ABSL_FLAG(int, metrics_request_timeout_ms, 1000,
           "A /metrics connection that has not sent its request within this time is closed.");
 ABSL_FLAG(std::string, metrics_token_file, "",
           "File of tokens (as --token_file). When set, /metrics needs HTTP basic auth with one of "
@@ -212,7 +217,11 @@ ServerConfig ConfigFromFlags() {
   c.default_stream = absl::GetFlag(FLAGS_default_stream);
   c.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
   c.max_warmup_seconds = absl::GetFlag(FLAGS_max_warmup_seconds);
-  c.cgroup_root = absl::GetFlag(FLAGS_cgroup_root);
+  c.cgroup_root = ResolveCgroupRoot(absl::GetFlag(FLAGS_cgroup_root));
+  if (absl::GetFlag(FLAGS_cgroup_root) == kAutoCgroupRoot && c.cgroup_root == kNoCgroupRoot) {
+    spdlog::warn("no readable memory cgroup at /sys/fs/cgroup: runs are admitted against "
+                 "MemAvailable only (--cgroup_root=PATH names another mount point)");
+  }
   c.test_flip_output_hash = absl::GetFlag(FLAGS_test_flip_output_hash);
   c.allow_profiling = absl::GetFlag(FLAGS_allow_profiling);
   c.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
@@ -248,6 +257,7 @@ int Main() {
     spdlog::critical("invalid flags: {}", std::string(valid.message()));
     return kExitBadStartup;
   }
+  if (absl::Status paths = CheckConfigPaths(config); !paths.ok()) return StartupFailed(paths);
 
   for (const char* old : {"GPUBENCH_L2_FLUSH", "GPUBENCH_STREAM"}) {
     if (std::getenv(old) != nullptr) {

@@ -1,5 +1,6 @@
 #include "server/startup.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <google/protobuf/util/time_util.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
@@ -11,6 +12,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +32,8 @@
 #include "absl/time/clock.h"
 #include "common/build_info.h"
 #include "common/files.h"
+#include "common/host_memory.h"
+#include "common/status_macros.h"
 #include "common/tokens.h"
 #include "grpc/health/v1/health.pb.h"
 #include "kernels/nvml_backend.h"
@@ -169,7 +173,10 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   number("schedule_interval_seconds", c.schedule_interval_seconds, 1, 7 * 86400);
   number("max_concurrent_streams", c.max_concurrent_streams, 1, 100000);
   number("max_memory_bytes", static_cast<double>(c.max_memory_bytes), 64 << 20, 1e15);
-  number("heap_trim_interval_seconds", c.heap_trim_interval_seconds, 0, 3600);
+  // 0 (off) or at least a second: a trim of a few microseconds apart spun an idle core.
+  if (c.heap_trim_interval_seconds != 0) {
+    number("heap_trim_interval_seconds", c.heap_trim_interval_seconds, 1, 3600, " or 0 (off)");
+  }
   if (c.default_l2_flush != "clean" && c.default_l2_flush != "memset") {
     problems.push_back(absl::StrCat("--default_l2_flush must be clean or memset (got '",
                                     c.default_l2_flush, "')"));
@@ -206,6 +213,71 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   }
   if (problems.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+}
+
+namespace {
+
+// A file the server will write (a port file): a regular file or a new name in a writable
+// directory. A directory was never written and nothing said so; opening a FIFO for writing waits
+// for a reader, so it hung start-up.
+absl::Status CheckWritableFile(const char* flag, const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISREG(st.st_mode)) {
+      if (access(path.c_str(), W_OK) == 0) return absl::OkStatus();
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, "=", path, " cannot be written: ", std::strerror(errno)));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, "=", path, " is ",
+        S_ISDIR(st.st_mode) ? "a directory; name a file in it"
+                            : "not a regular file (a FIFO, socket or device); name a file"));
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error) || access(dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", path, ": cannot create it (",
+                                                   dir,
+                                                   " must be an existing, writable "
+                                                   "directory)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckConfigPaths(const ServerConfig& config) {
+  std::vector<std::string> problems;
+  for (const absl::Status& s :
+       {CheckCgroupRoot(config.cgroup_root), CheckWritableFile("port_file", config.port_file),
+        CheckWritableFile("metrics_port_file", config.metrics.port_file)}) {
+    if (!s.ok()) problems.emplace_back(s.message());
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+}
+
+absl::Status WritePortFile(const char* flag, const std::string& path, int port) {
+  if (path.empty()) return absl::OkStatus();
+  // O_NONBLOCK: a FIFO put there since start-up fails (ENXIO) instead of waiting for a reader.
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write --", flag, "=", path, ": ", std::strerror(errno)));
+  }
+  struct stat st {};
+  const std::string text = absl::StrCat(port, "\n");
+  std::string why;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+  } else if (write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    why = std::strerror(errno);
+  }
+  if (close(fd) != 0 && why.empty()) why = std::strerror(errno);
+  if (why.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat("cannot write --", flag, "=", path, ": ", why));
 }
 
 absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
@@ -349,7 +421,7 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(
   }
   exposer->RegisterCollectable(registry);
   const int port = exposer->GetListeningPorts().at(0);
-  if (!config.port_file.empty()) std::ofstream(config.port_file) << port << "\n";
+  RETURN_IF_ERROR(WritePortFile("metrics_port_file", config.port_file, port));
   spdlog::info("serving Prometheus metrics on {} (port {}) at /metrics", config.listen, port);
   return exposer;
 }
@@ -497,7 +569,7 @@ absl::StatusOr<StartedServer> StartGrpcServer(const ServerConfig& config,
   grpc::HealthCheckServiceInterface* health = started.server->GetHealthCheckService();
   health->SetServingStatus("gpubench.v1.Benchmark", true);
   health->SetServingStatus(true);
-  if (!config.port_file.empty()) std::ofstream(config.port_file) << started.port << "\n";
+  RETURN_IF_ERROR(WritePortFile("port_file", config.port_file, started.port));
   return started;
 }
 

@@ -118,6 +118,16 @@ struct ServerConfig {
 // problem found, not only the first (INVALID_ARGUMENT).
 absl::Status ValidateConfig(const ServerConfig& config);
 
+// Step 1b. The paths the server reads or writes later, checked now so that a wrong one fails
+// start-up instead of silently turning a check off or hanging: --cgroup_root must hold a readable
+// memory cgroup (or be "none"); --port_file and --metrics_port_file must be regular files or new
+// names in writable directories (not a directory, FIFO or device). INVALID_ARGUMENT naming each.
+absl::Status CheckConfigPaths(const ServerConfig& config);
+
+// Writes `port` to `path` (nothing when empty) without ever blocking on it (a FIFO fails);
+// FAILED_PRECONDITION naming `flag` when it cannot.
+absl::Status WritePortFile(const char* flag, const std::string& path, int port);
+
 // Step 2. The backend (`config.backend`, the CPU one's options), named after the node, with
 // NVML's facts where NVML loads; the GPU-sharing policy. A backend that cannot be had, an unknown
 // sharing mode, or shared mode on CUDA without NVML is an error.

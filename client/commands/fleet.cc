@@ -3,8 +3,6 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -130,14 +128,9 @@ int Fleet(const Invocation& /*invocation*/) {
   bool written = static_cast<bool>(std::cout);
   if (!written) std::cerr << "gpubench: cannot write stdout\n";
   if (const std::string f = absl::GetFlag(FLAGS_report_file); !f.empty()) {
-    // Whole or not at all: written beside it, then renamed over it.
-    const std::string tmp = f + ".tmp";
-    std::ofstream out(tmp, std::ios::trunc);
-    out << RenderFleet(report, "json");
-    out.close();
-    if (!out || std::rename(tmp.c_str(), f.c_str()) != 0) {
-      std::cerr << "gpubench: could not write --report_file " << f << "\n";
-      std::remove(tmp.c_str());
+    // Whole or not at all, and never through a link planted at a predictable temporary name.
+    if (absl::Status s = ReplaceFileContents(f, RenderFleet(report, "json")); !s.ok()) {
+      std::cerr << "gpubench: could not write --report_file: " << s.message() << "\n";
       written = false;
     }
   }

@@ -130,7 +130,7 @@ absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, const DeviceInfo& de
   if (limits_ == nullptr || reserved_host_bytes_ == nullptr) return absl::OkStatus();
   const BackendCapabilities can = backend_->capabilities();
   const bool device_is_host = can.device_is_host;
-  const RunMemory need = RunMemoryOf(spec, can);
+  const RunMemory need = RunMemoryOf(spec, can, device);
   const HostMemoryBudget host = ReadHostMemoryBudget(limits_->host_memory);
   std::optional<int64_t> available = host.available_bytes();
   // Runs in progress on other devices may not have allocated everything yet: count their
@@ -297,11 +297,25 @@ void Engine::Shutdown(absl::Duration grace) {
   }
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::milliseconds(absl::ToInt64Milliseconds(grace));
+  std::vector<std::pair<size_t, std::future<void>>> stops;
   for (size_t i = 0; i < drains.size(); ++i) {
     if (drains[i].wait_until(until) != std::future_status::ready) {
       spdlog::warn("device {} did not drain within the grace period; cancelling", i);
-      workers_[i]->Stop();
+      stops.emplace_back(i, std::async(std::launch::async, [this, i] { workers_[i]->Stop(); }));
     }
+  }
+  // A run stops at its next sample boundary; one still in setup (input generation, allocation)
+  // or in a launch that never returns does not: after kAbandonAfter its worker is ended.
+  constexpr auto kAbandonAfter = std::chrono::seconds(1);
+  const auto abandon_at = std::chrono::steady_clock::now() + kAbandonAfter;
+  for (auto& [device, stop] : stops) {
+    if (stop.wait_until(abandon_at) == std::future_status::ready || runner_ == nullptr) continue;
+    const std::string why = absl::StrCat(
+        "the server is shutting down and the run was abandoned 1s after its shutdown grace (",
+        absl::FormatDuration(grace),
+        ") ran out, still in setup (input generation, allocation) or in a launch");
+    spdlog::warn("device {}: {}", device, why);
+    runner_->Abandon(static_cast<int>(device), why);
   }
   for (auto& f : drains) f.wait();
 }

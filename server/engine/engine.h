@@ -56,6 +56,10 @@ class DeviceRunner {
   // Measures `spec` (MeasureRun's contract); UNAVAILABLE when the worker dies or hangs on it.
   virtual absl::StatusOr<RunResult> Measure(const RunSpec& spec, const DeviceInfo& device,
                                             absl::Time deadline, const CancelledFn& cancelled) = 0;
+  // Shutdown only: the run in flight on `device` ignored its cancellation (it was generating
+  // inputs, allocating, or in a launch that does not return): end it now, failing it with `why`,
+  // and start nothing more there. A runner that cannot (none here) leaves it running.
+  virtual void Abandon(int device, const std::string& why) { (void)device, (void)why; }
 };
 
 // A submitted run. Cancel() is thread-safe and idempotent: a queued run leaves the queue at once

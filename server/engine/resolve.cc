@@ -371,7 +371,7 @@ absl::Status CheckMemoryNow(const RunSpec& spec, const Backend& backend, const D
   RETURN_IF_ERROR(backend.CheckLaunchSize(*spec.kernel, spec.shape));
   const HostMemoryBudget host = ReadHostMemoryBudget(limits.host_memory);
   const BackendCapabilities can = backend.capabilities();
-  return CheckRunMemoryFits(RunMemoryOf(spec, can), device, can.device_is_host,
+  return CheckRunMemoryFits(RunMemoryOf(spec, can, device), device, can.device_is_host,
                             host.available_bytes(), host.Describe());
 }
 

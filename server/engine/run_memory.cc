@@ -22,29 +22,59 @@ RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool v
       need.device_bytes += std::max(placements, 1) *
                            (bytes + (bytes >= kPlacementPadMinBytes ? placement_pad_bytes : 0));
     } else {
-      need.host_bytes += bytes;
+      need.host_bytes += std::max(placements, 1) * bytes;  // every copy allocates its own
     }
   }
   return need;
+}
+
+int64_t FlushBytesOn(const BackendCapabilities& can, const DeviceInfo& device, CacheMode cache_mode,
+                     L2Flush l2_flush) {
+  if (can.device_is_host) {
+    if (cache_mode != CacheMode::kCold) return 0;
+    return 2 * std::max({device.l3_cache_bytes, device.l2_cache_bytes, int64_t{4} << 20});
+  }
+  const int64_t l2 = std::max<int64_t>(device.l2_cache_bytes, 1 << 20) / 16 * 16;
+  return (l2_flush == L2Flush::kClean ? 2 * l2 : l2) + 16;
+}
+
+RunMemory RunMemoryOf(const RunSpec& spec, const BackendCapabilities& can,
+                      const DeviceInfo& device) {
+  RunMemory need = RunMemoryOf(*spec.kernel, spec.shape, spec.verify,
+                               PlacementPadOn(can, spec.measurement.placement_pad_bytes),
+                               PlacementsOn(can, spec.measurement.placements));
+  need.flush_bytes = FlushBytesOn(can, device, spec.cache_mode,
+                                  spec.measurement.l2_flush.value_or(L2Flush::kClean));
+  need.device_bytes += need.flush_bytes;
+  return need;
+}
+
+int64_t HostHeadroomBytes(int64_t host_need_bytes) {
+  return (int64_t{64} << 20) + std::max<int64_t>(0, host_need_bytes) / 32;
 }
 
 absl::Status CheckRunMemoryFits(const RunMemory& need, const DeviceInfo& device,
                                 bool device_is_host, std::optional<int64_t> host_available_bytes,
                                 absl::string_view host_budget_description) {
   const int64_t host_need = need.host_bytes + (device_is_host ? need.device_bytes : 0);
-  if (host_available_bytes.has_value() && host_need > *host_available_bytes) {
+  const int64_t headroom = HostHeadroomBytes(host_need);
+  if (host_available_bytes.has_value() && host_need + headroom > *host_available_bytes) {
+    const int64_t flush = device_is_host ? need.flush_bytes : 0;
     return absl::ResourceExhaustedError(absl::StrCat(
         "this run needs ", host_need, " bytes of host memory (",
-        device_is_host ? "inputs, the cpu backend's buffers and the read-back"
-                       : "inputs and the read-back",
-        "); the host can give ", *host_available_bytes, " (", host_budget_description,
-        "); use fewer elements"));
+        device_is_host
+            ? absl::StrCat("inputs and read-back ", need.host_bytes, ", the cpu backend's buffers ",
+                           need.device_bytes - flush, ", the cache flush buffer ", flush)
+            : absl::StrCat("inputs, read-back and host-placed buffers ", host_need),
+        ") plus ", headroom, " headroom; the host can give ", *host_available_bytes, " (",
+        host_budget_description, "); use fewer elements"));
   }
   if (!device_is_host && device.free_memory_bytes > 0 &&
       need.device_bytes > device.free_memory_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "this run needs ", need.device_bytes, " bytes of device memory; device ", device.index,
-        " has ", device.free_memory_bytes, " bytes free; use fewer elements"));
+        "this run needs ", need.device_bytes, " bytes of device memory (the cache flush buffer ",
+        need.flush_bytes, " of them); device ", device.index, " has ", device.free_memory_bytes,
+        " bytes free; use fewer elements"));
   }
   return absl::OkStatus();
 }

@@ -13,14 +13,16 @@
 
 namespace gpubench {
 
-// Every buffer one run allocates: on the host (generated inputs, the read-back for verification)
-// and on the device (the kernel's buffers; host memory too on the CPU backend), where each device
-// (or peer-device) buffer of at least kPlacementPadMinBytes counts `placement_pad_bytes` more: the
-// pad the backend leaves after it (PlacementPadOn). Device buffers count `placements` times (the
-// copies cold samples rotate over, PlacementsOn).
+// Every buffer one run allocates: on the host (generated inputs, the read-back for verification,
+// host-placed buffers) and on the device (the kernel's buffers and the cache flush buffer; host
+// memory too on the CPU backend), where each device (or peer-device) buffer of at least
+// kPlacementPadMinBytes counts `placement_pad_bytes` more: the pad the backend leaves after it
+// (PlacementPadOn). The kernel's buffers count `placements` times (the copies cold samples rotate
+// over, PlacementsOn), wherever they are placed.
 struct RunMemory {
   int64_t host_bytes = 0;
-  int64_t device_bytes = 0;
+  int64_t device_bytes = 0;  // includes flush_bytes
+  int64_t flush_bytes = 0;  // the cache flush buffer, on the device (the host's on the CPU backend)
 };
 RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify,
                       int64_t placement_pad_bytes, int placements = 1);
@@ -37,17 +39,30 @@ inline int PlacementsOn(const BackendCapabilities& can, int placements) {
   return !can.placement_copies || placements < 1 ? 1 : placements;
 }
 
-// What `spec` allocates on a backend that can (`can`), the placement pad and copies as that
-// backend applies them (the admission at resolve and the one at run start both count it so).
-inline RunMemory RunMemoryOf(const RunSpec& spec, const BackendCapabilities& can) {
-  return RunMemoryOf(*spec.kernel, spec.shape, spec.verify,
-                     PlacementPadOn(can, spec.measurement.placement_pad_bytes),
-                     PlacementsOn(can, spec.measurement.placements));
-}
+// The cache flush buffer a backend that can (`can`) allocates for a run on `device`: on a GPU always
+// (allocated and zeroed at Open), 2x L2 for the "clean" read pass, 1x for memset, plus a 16-byte
+// tail; on the CPU backend 2x the last-level cache (at least 4 MiB), written by cold samples
+// only (a hot run never touches its pages, so they cost no memory).
+int64_t FlushBytesOn(const BackendCapabilities& can, const DeviceInfo& device, CacheMode cache_mode,
+                     L2Flush l2_flush);
+
+// What `spec` allocates on a backend that can (`can`) for a run on `device`: the placement pad and
+// copies as that backend applies them, and its flush buffer (the admission at resolve and the one
+// at run start both count it this way).
+RunMemory RunMemoryOf(const RunSpec& spec, const BackendCapabilities& can,
+                      const DeviceInfo& device);
+
+// Host memory kept free beyond what a run counts: 64 MiB plus 1/32 of the run's host bytes. What
+// the count cannot see grows with the run: the page tables of what it touches, malloc's rounding
+// and the thread pool's stacks, the result and its samples, socket buffers, and whatever the
+// server and the other processes of the cgroup allocate between the check and the run's peak.
+// Without it a run counted to fit just under the limit was OOM-killed (admission kept none).
+int64_t HostHeadroomBytes(int64_t host_need_bytes);
 
 // OK when a run needing `need` fits: host bytes (plus device bytes where the device is the host)
-// within `host_available_bytes` (absent: unknown, not checked), device bytes within the device's
-// free memory. RESOURCE_EXHAUSTED saying which budget is short, before anything is allocated.
+// and their HostHeadroomBytes within `host_available_bytes` (absent: unknown, not checked), device
+// bytes within the device's free memory. RESOURCE_EXHAUSTED saying which budget is short, before
+// anything is allocated.
 absl::Status CheckRunMemoryFits(const RunMemory& need, const DeviceInfo& device,
                                 bool device_is_host, std::optional<int64_t> host_available_bytes,
                                 absl::string_view host_budget_description);

@@ -145,6 +145,16 @@ void SweepRun::Cancel() {
   for (auto& job : jobs) {
     if (job) job->Cancel();
   }
+  Resume();  // parked chains retire
+}
+
+void SweepRun::Resume() {
+  std::vector<size_t> chains;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    chains.swap(parked_);
+  }
+  for (size_t c : chains) SubmitNext(c);
 }
 
 void SweepRun::RetireLocked(std::unique_lock<std::mutex>& lock) {
@@ -159,6 +169,11 @@ void SweepRun::SubmitNext(size_t c) {
   if (cancelled_ || next_[c] >= chains_[c].size() || !status_.ok()) {
     if (cancelled_ && status_.ok()) status_ = absl::CancelledError("sweep cancelled");
     RetireLocked(lock);
+    return;
+  }
+  // Asked under the lock: a Resume that follows the consumer's room then finds this chain parked.
+  if (callbacks_.has_room && !callbacks_.has_room()) {
+    parked_.push_back(c);
     return;
   }
   const bool continuation = next_[c] > 0;  // this chain already had an item admitted

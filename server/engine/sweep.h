@@ -66,6 +66,10 @@ struct SweepCallbacks {
   // Exactly once, after the last on_item: OK, or why the sweep ended early (CANCELLED, or the
   // queue refusing a device's first item, or the server stopping).
   std::function<void(absl::Status status)> on_finished;
+  // Backpressure: whether the consumer takes more now (absent: always). While it answers false,
+  // each chain stops before queueing its next item (it holds no queue slot meanwhile) until
+  // SweepRun::Resume; the item in flight still finishes and is reported.
+  std::function<bool()> has_room;
 };
 
 // Runs expanded sweep items: one chain of items per device, each chain queueing its next item
@@ -79,6 +83,9 @@ class SweepRun : public std::enable_shared_from_this<SweepRun> {
                                          absl::Time deadline, SweepCallbacks callbacks);
   // Cancels the runs in progress and queues no more; on_finished then says CANCELLED.
   void Cancel();
+  // Chains stopped by has_room go on (those it still refuses stop again). Call it whenever the
+  // consumer has made room.
+  void Resume();
 
  private:
   SweepRun(Engine* engine, std::vector<RunSpec> items, absl::Time deadline,
@@ -98,6 +105,7 @@ class SweepRun : public std::enable_shared_from_this<SweepRun> {
   std::vector<size_t> next_;                // per chain: the next position in it
   std::vector<std::shared_ptr<Job>> jobs_;  // per chain: the job in flight
   std::vector<bool> done_;                  // per item: finished
+  std::vector<size_t> parked_;              // chains stopped by has_room, waiting for Resume
   int active_chains_ = 0;
   bool cancelled_ = false;
   absl::Status status_;  // why the sweep ended early

@@ -121,6 +121,17 @@ class WorkerProcess {
     if (watchdog_.joinable()) watchdog_.join();
   }
 
+  // Shutdown: stopped for good (Exited counts no fault and restarts nothing), the worker killed
+  // with `why` as its reason.
+  void Abandon(const std::string& why) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      state_ = WorkerState::kStopped;
+      Kill("shutdown", why);
+    }
+    cv_.notify_all();
+  }
+
   pid_t pid() const {
     std::lock_guard<std::mutex> lock(mu_);
     return pid_;
@@ -697,6 +708,10 @@ absl::StatusOr<std::unique_ptr<WorkerPool>> WorkerPool::Start(
 }
 
 WorkerPool::~WorkerPool() { Stop(); }
+
+void WorkerPool::Abandon(int device, const std::string& why) {
+  if (device >= 0 && device < device_count()) workers_[device]->Abandon(why);
+}
 
 void WorkerPool::Stop() {
   for (auto& w : workers_) w->Stop();

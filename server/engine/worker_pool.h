@@ -84,6 +84,9 @@ class WorkerPool final : public DeviceRunner {
   absl::Status Available(int device) const override;
   absl::StatusOr<RunResult> Measure(const RunSpec& spec, const DeviceInfo& device,
                                     absl::Time deadline, const CancelledFn& cancelled) override;
+  // Kills the device's worker for good (no fault counted, no restart): its run fails with
+  // UNAVAILABLE "... was killed: <why>".
+  void Abandon(int device, const std::string& why) override;
 
   void Stop();
 

@@ -1,19 +1,20 @@
 #include "server/service/benchmark_service.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "spdlog/spdlog.h"
 #include "server/engine/autotune.h"
 #include "server/engine/run_op.h"
 #include "server/engine/sweep.h"
 #include "server/service/convert.h"
 #include "server/service/status_adapter.h"
 #include "server/service/validate_enums.h"
+#include "spdlog/spdlog.h"
 
 namespace gpubench {
 namespace {
@@ -88,9 +89,17 @@ class RunReactor final : public grpc::ServerUnaryReactor {
 };
 
 // RunSweep: the Sweep operation (SweepRun), streamed: QUEUED/RUNNING progress and each result or
-// per-item error, one write in flight at a time.
+// per-item error, one write in flight at a time. Backpressure: gRPC completes a write only once
+// HTTP/2 flow control lets it out, so a client that stops reading stops the writes; with
+// kMaxBuffered messages waiting the sweep queues no further item (it stalls, holding no queue
+// slot) until the client reads again. It is never cancelled for being slow: nothing is lost, and
+// what a stalled stream holds is bounded; its deadline, cancellation or disconnection ends it.
 class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse> {
  public:
+  // Beyond these, at most the item in flight on each device and its progress messages
+  // (docs/security.md: the sweep stream's bound).
+  static constexpr int kMaxBuffered = 8;
+
   SweepReactor(Engine* engine, grpc::CallbackServerContext* context, std::vector<RunSpec> items)
       : items_(items) {
     SweepCallbacks callbacks;
@@ -103,6 +112,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
     callbacks.on_item = [this](int index, absl::StatusOr<RunResult> result) {
       Send(ItemMessage(index, result));
     };
+    callbacks.has_room = [this] { return buffered_.load() < kMaxBuffered; };
     callbacks.on_finished = [this](absl::Status status) {
       std::unique_lock<std::mutex> lock(mu_);
       final_status_ = ToGrpcStatus(status);
@@ -111,18 +121,28 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
     };
     std::shared_ptr<SweepRun> run =
         SweepRun::Start(engine, std::move(items), DeadlineOf(context), std::move(callbacks));
-    std::lock_guard<std::mutex> lock(mu_);
-    run_ = std::move(run);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      run_ = run;
+    }
+    // Writes that completed during Start could not resume a chain parked then.
+    run->Resume();
   }
 
   void OnWriteDone(bool ok) override {
     std::unique_lock<std::mutex> lock(mu_);
     writing_ = false;
+    --buffered_;
     if (!ok) {
       StopLocked(lock);  // the client is gone
       lock.lock();
     }
-    MaybeWriteOrFinishLocked(lock);
+    std::shared_ptr<SweepRun> run = run_;
+    const bool resume = !cancelled_ && !finished_ && run != nullptr;
+    MaybeWriteOrFinishLocked(lock);  // may Finish: `this` is not touched after it
+    if (lock.owns_lock()) lock.unlock();
+    // Outside the lock: resuming queues items, whose progress comes back through Send.
+    if (resume) run->Resume();
   }
 
   void OnCancel() override {
@@ -136,6 +156,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   // Drops what is not yet written and cancels the sweep; returns with the lock released.
   void StopLocked(std::unique_lock<std::mutex>& lock) {
     cancelled_ = true;
+    buffered_ -= static_cast<int>(pending_.size());
     pending_.clear();
     std::shared_ptr<SweepRun> run = run_;
     lock.unlock();
@@ -180,6 +201,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
     std::unique_lock<std::mutex> lock(mu_);
     if (cancelled_) return;
     pending_.push_back(std::move(message));
+    ++buffered_;
     MaybeWriteOrFinishLocked(lock);
   }
 
@@ -208,6 +230,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   std::shared_ptr<SweepRun> run_;
   std::deque<v1::RunSweepResponse> pending_;
   v1::RunSweepResponse current_;
+  std::atomic<int> buffered_{0};  // pending_ and the write in flight; read without mu_ by has_room
   bool writing_ = false;
   bool all_submitted_ = false;  // the sweep has finished: write what is left, then Finish
   bool finished_ = false;

@@ -3,9 +3,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -43,18 +41,12 @@ absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> TunedDefaultsStore::Open(
     return absl::InvalidArgumentError(
         absl::StrCat("--tuned_defaults_file ", path, " is a directory; name a file in it"));
   }
-  // Every apply rewrites the file through "<path>.tmp": find out now, not at the first apply,
-  // when that cannot work.
-  {
-    const std::string probe = path + ".tmp";
-    std::ofstream out(probe, std::ios::app);
-    if (!out) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--tuned_defaults_file ", path, ": cannot create ", probe,
-          " (the directory must exist and be writable)"));
-    }
-    out.close();
-    std::filesystem::remove(probe, error);
+  // Every apply rewrites the file through a new file beside it: find out now, not at the first
+  // apply, when that cannot work.
+  if (absl::Status probe = ReplaceFileContents(path, "", /*probe_only=*/true); !probe.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--tuned_defaults_file ", path, ": ",
+                                                   probe.message(),
+                                                   " (the directory must exist and be writable)"));
   }
   if (!std::filesystem::exists(path, error)) {  // nothing applied yet
     engine->tuned_defaults().SetPersistence(store.get());
@@ -119,17 +111,7 @@ absl::Status TunedDefaultsStore::WriteLocked() const {
   if (auto s = google::protobuf::util::MessageToJsonString(file_, &json, options); !s.ok()) {
     return absl::InternalError(s.ToString());
   }
-  const std::string tmp = path_ + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << json;
-    out.flush();
-    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
-  }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot rename ", tmp, " to ", path_));
-  }
-  return absl::OkStatus();
+  return ReplaceFileContents(path_, json);
 }
 
 }  // namespace gpubench

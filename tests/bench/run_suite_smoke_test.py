@@ -154,5 +154,22 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         print(f"skip loadtest: {loadtest} not built (GPUBENCH_BUILD_BENCH=OFF)")
 
+    # bench/rapid_reset.sh through the h2-proxy's nginx.conf: 2 connections for 2 s.
+    h2flood = os.path.join(build, "h2flood")
+    nginx = next((p for p in ("/usr/sbin/nginx", "/usr/bin/nginx") if os.path.exists(p)), None)
+    if os.path.exists(h2flood) and nginx:
+        r = subprocess.run(["bash", os.path.join(src, "bench", "rapid_reset.sh"), build, "nginx",
+                            "2", "2", "0"], capture_output=True, text=True, timeout=120)
+        try:
+            out = json.loads(r.stdout.strip().splitlines()[-1])
+            ok = (out["server_alive"] == "yes" and out["normal_calls_ok"] > 0
+                  and out["flood"]["streams_sent"] > 0 and out["flood"]["peak_rss_bytes"] > 0)
+        except (ValueError, IndexError, KeyError):
+            out, ok = r.stdout[-300:] + r.stderr[-300:], False
+        check(ok, f"rapid_reset.sh nginx 2 connections 2 s: {out}")
+    else:
+        print(f"skip rapid_reset.sh: needs {h2flood} (GPUBENCH_BUILD_BENCH) and nginx "
+              f"(apt-get install nginx-light)")
+
 print(f"\n{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -77,4 +77,65 @@ else:
     check("--gpu_sharing=exclusive" in c["args"], "--gpu_sharing=exclusive")
 PY
 done
+
+# The optional rapid-reset proxy (components/h2-proxy) on top of each overlay: renders, validates,
+# puts the server on the pod's loopback behind the proxy, and its nginx.conf parses (where nginx
+# is installed: the rapid-reset e2e test runs the same file).
+rel=$(realpath --relative-to="$tmp" "$src/deploy/kubernetes")
+for overlay in shared-node exclusive; do
+  mkdir -p "$tmp/proxy-$overlay"
+  cat > "$tmp/proxy-$overlay/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ../$rel/overlays/$overlay
+components:
+  - ../$rel/components/h2-proxy
+EOF
+  kubectl kustomize "$tmp/proxy-$overlay" > "$tmp/proxy-$overlay.yaml" \
+    || fail "kubectl kustomize overlays/$overlay + components/h2-proxy"
+  python3 -c 'import json, sys, yaml
+print(json.dumps([o for o in yaml.safe_load_all(open(sys.argv[1])) if o]))' \
+    "$tmp/proxy-$overlay.yaml" > "$tmp/proxy-$overlay.json"
+  node "$src/tests/deploy/validate.mjs" < "$tmp/proxy-$overlay.json" > "$tmp/proxy-$overlay.out" \
+    || { cat "$tmp/proxy-$overlay.out"; fail "schema validation of overlays/$overlay + h2-proxy"; }
+  echo "ok: overlays/$overlay + components/h2-proxy renders and validates"
+  python3 - "$tmp/proxy-$overlay.json" "$overlay" <<'PY'
+import json, sys
+objs, overlay = json.load(open(sys.argv[1])), sys.argv[2]
+def check(ok, what):
+    if not ok:
+        sys.exit(f"FAIL: overlays/{overlay} + h2-proxy: {what}")
+    print(f"ok: overlays/{overlay} + h2-proxy: {what}")
+ns = objs[0]["metadata"]["name"]
+ds = next(o for o in objs if o["kind"] == "DaemonSet")
+pod = ds["spec"]["template"]["spec"]
+server, proxy = pod["containers"][0], pod["containers"][-1]
+check(server["name"] == "gpubench" and proxy["name"] == "h2-proxy", "a sidecar h2-proxy")
+listens = [a for a in server["args"] if a.startswith("--listen=")]
+check(listens[-1] == "--listen=127.0.0.1:50052", "the server's last --listen is the loopback")
+grpc = [(c["name"], p["containerPort"]) for c in pod["containers"] for p in c.get("ports", [])
+        if p.get("name") == "grpc"]
+check(grpc == [("h2-proxy", 50051)], "the pod's grpc port (Service, probes) is the proxy's")
+check(server["readinessProbe"]["grpc"]["port"] == 50051, "probes go through the proxy")
+maps = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ConfigMap"}
+volume = next(v for v in pod["volumes"] if v["name"] == "h2-proxy-config")
+name = volume["configMap"]["name"]
+check(name in maps and maps[name]["metadata"].get("namespace") == ns
+      and "nginx.conf" in maps[name]["data"], f"its nginx.conf ConfigMap {name} in {ns}")
+check("127.0.0.1:50052" in maps[name]["data"]["nginx.conf"], "nginx passes to 127.0.0.1:50052")
+check(proxy["securityContext"].get("readOnlyRootFilesystem") is True
+      and proxy["securityContext"]["capabilities"]["drop"] == ["ALL"]
+      and proxy["resources"]["limits"].get("memory"), "the proxy is locked down and bounded")
+PY
+done
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+if [ -x "$nginx_bin" ]; then
+  conf="$src/deploy/kubernetes/components/h2-proxy/nginx.conf"
+  "$nginx_bin" -t -q -p "$tmp" -c "$conf" 2>"$tmp/nginx.err" \
+    || { cat "$tmp/nginx.err"; fail "nginx -t $conf"; }
+  echo "ok: components/h2-proxy/nginx.conf parses (nginx -t)"
+else
+  echo "NOT CHECKED: nginx is not installed; components/h2-proxy/nginx.conf was not parsed"
+fi
 echo "PASS"

@@ -1,9 +1,9 @@
 // `gpubench fleet` against real servers on loopback: a dead node mid-run, a planted regression
 // against a baseline, and DNS-style resolution of one name to several servers.
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
-#include <google/protobuf/util/json_util.h>
-
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <set>
@@ -214,6 +214,41 @@ TEST(Fleet, DnsNameResolvingToSeveralServers) {
     EXPECT_TRUE(t.ok()) << t.DebugString();
   }
   EXPECT_EQ(names, (std::set<std::string>{"127.0.0.1:" + port, "127.0.0.2:" + port})) << r.out;
+}
+
+// Careless flags are usage errors (exit 2) before any target is called; a report nobody can read
+// (stdout on a full device, a --report_file that cannot be written) is never exit 0; the report
+// is written without following a link planted at "<file>.tmp".
+TEST(Fleet, CarelessFlagsAndFailedWrites) {
+  ServerProcess server({"--node_name=careless"});
+  const std::string plan = WritePlan("fleet_plan_careless", 0.01);
+  const std::string base = absl::StrCat("--plan=", plan, " --targets=", server.target());
+  for (const char* timeout : {"nan", "-1", "0", "1e308", "inf"}) {
+    const CliResult r = RunFleetCli(absl::StrCat(base, " --target_timeout=", timeout));
+    EXPECT_EQ(r.exit_code, 2) << timeout << ": " << r.out;
+    EXPECT_NE(r.out.find("--target_timeout must be in"), std::string::npos) << r.out;
+  }
+  const CliResult zero = RunFleetCli(absl::StrCat(base, " --targets_file=/dev/zero"));
+  EXPECT_EQ(zero.exit_code, 2) << zero.out;
+  EXPECT_NE(zero.out.find("/dev/zero is larger than"), std::string::npos) << zero.out;
+
+  EXPECT_EQ(RunCli(absl::StrCat("fleet ", base, " >/dev/full")).exit_code, 1);
+  const CliResult unwritable = RunFleetCli(
+      absl::StrCat(base, " --report_file=", ::testing::TempDir(), "/no/such/dir/report.json"));
+  EXPECT_EQ(unwritable.exit_code, 1) << unwritable.out;
+  EXPECT_NE(unwritable.out.find("could not write --report_file"), std::string::npos)
+      << unwritable.out;
+
+  const std::string dir = ::testing::TempDir() + "/fleet_link_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/victim") << "precious\n";
+  std::filesystem::create_symlink(dir + "/victim", dir + "/report.json.tmp");
+  EXPECT_EQ(RunFleetCli(absl::StrCat(base, " --report_file=", dir, "/report.json")).exit_code, 0);
+  std::ifstream victim(dir + "/victim");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(victim)), {}), "precious\n");
+  EXPECT_EQ(ReadReport(dir + "/report.json").targets_size(), 1);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -493,6 +494,44 @@ TEST(Hostile, RunsMustFitTheCgroupLimit) {
   EXPECT_TRUE(stub->RunBenchmark(&c, req, &resp).ok());
 }
 
+// The run just under the old bound (inputs, read-back and buffers only: 5 x 4 x n bytes plus the
+// read-back) is refused now: the cold-mode flush buffer and the headroom are counted, and the
+// message names the figures. A fake 256 MiB cgroup keeps the test cheap (the example:
+// add_f32 at 355M elements in 8 GiB, OOM-killed).
+TEST(Hostile, RunJustUnderTheOldBoundIsRefused) {
+  const std::string cgroup = TempDir("cgroup_bound");
+  const int64_t limit = int64_t{256} << 20;
+  std::ofstream(cgroup + "/memory.max") << limit << "\n";
+  std::ofstream(cgroup + "/memory.current") << 0 << "\n";
+  ServerProcess server({"--cgroup_root=" + cgroup});
+  auto stub = StubOf(server);
+  v1::RunBenchmarkRequest req;
+  req.set_kernel("add_f32");
+  const int64_t n = (limit - (int64_t{1} << 20)) / 24;  // 6 x 4 bytes an element: 1 MiB spare
+  req.set_elements(n);
+  req.mutable_measurement()->set_min_samples(1);
+  grpc::ClientContext c;
+  Deadline(&c);
+  v1::RunBenchmarkResponse resp;
+  const grpc::Status s = stub->RunBenchmark(&c, req, &resp);
+  ASSERT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  for (const std::string& figure :
+       {absl::StrCat("inputs and read-back ", 12 * n),
+        absl::StrCat("cpu backend's buffers ", 12 * n), std::string("the cache flush buffer "),
+        std::string(" headroom; the host can give "), std::string("cgroup limit 0.25 GiB at /")}) {
+    EXPECT_NE(s.error_message().find(figure), std::string::npos) << figure << "\n"
+                                                                 << s.error_message();
+  }
+  EXPECT_LT(server.RssBytes(), int64_t{200} << 20) << "allocated before refusing";
+  // A run that leaves the headroom free is served (hot: no flush buffer, whatever this host's
+  // last-level cache).
+  req.set_elements(n / 2);
+  req.mutable_measurement()->set_cache_mode(v1::HOT);
+  grpc::ClientContext ok;
+  Deadline(&ok);
+  EXPECT_TRUE(stub->RunBenchmark(&ok, req, &resp).ok());
+}
+
 // (3) HTTP/2 rapid reset: streams opened and reset in a flood. gRPC 1.51 accepts every one of
 // them as a call (about 10 KB, freed once gRPC has processed it); what the server holds is
 // bounded by how fast it drains them, and glibc used to keep the freed memory for ever (the
@@ -622,6 +661,32 @@ TEST(Hostile, WarmupHonoursDeadlineAndShutdown) {
   call.join();
 }
 
+// A run that ignores its cancellation (here a launch that never returns; in the field, input
+// generation or buffer setup of a large run) does not hold shutdown past its grace: a second
+// later its worker is ended and the client is told why.
+TEST(Hostile, ShutdownAbandonsARunThatIgnoresItsCancellation) {
+  ServerProcess server(
+      {"--test_fault_kernels", "--worker_stall_seconds=600", "--shutdown_grace_seconds=1"});
+  auto stub = StubOf(server);
+  v1::RunBenchmarkRequest hang;
+  hang.set_kernel("test_fault_hang");
+  hang.set_elements(1024);
+  grpc::ClientContext c;
+  Deadline(&c, 120);
+  v1::RunBenchmarkResponse resp;
+  grpc::Status status;
+  std::thread call([&] { status = stub->RunBenchmark(&c, hang, &resp); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // in its launch by now
+  const auto start = steady_clock::now();
+  EXPECT_EQ(server.SignalAndWait(SIGTERM, seconds(30)), 0);
+  const auto took = steady_clock::now() - start;
+  EXPECT_LT(took, seconds(6)) << "shutdown waited for the run";
+  call.join();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_NE(status.error_message().find("shutdown grace (1s) ran out"), std::string::npos)
+      << status.error_message();
+}
+
 // (5), (9), (10): partial TLS, flags that make no sense, directories and unusable locations
 // all refuse to start, with a message naming the flag.
 TEST(Hostile, BadOperatorConfigurationRefusesToStart) {
@@ -651,7 +716,19 @@ TEST(Hostile, BadOperatorConfigurationRefusesToStart) {
       {{"--tuned_defaults_file=" + dir + "/missing/t.json"}, "cannot create"},
       {{"--tls_cert=" + dir, "--tls_key=" + dir}, "--tls_cert"},
       {{"--token_file=" + dir}, "cannot read token file"},
+      // A wrong --cgroup_root used to turn the memory check off silently.
+      {{"--cgroup_root=" + dir + "/missing"}, "--cgroup_root=" + dir + "/missing is not a dir"},
+      {{"--cgroup_root=" + dir}, "holds no readable memory cgroup"},
+      // A directory was never written (and nothing said so); a FIFO hung start-up.
+      {{"--port_file=" + dir}, "--port_file=" + dir + " is a directory"},
+      {{"--port_file=" + dir + "/fifo"}, "/fifo is not a regular file"},
+      {{"--metrics_port_file=" + dir + "/fifo"}, "--metrics_port_file=" + dir + "/fifo is not"},
+      {{"--port_file=" + dir + "/missing/port"}, "cannot create it"},
+      // An idle server trimming every nanosecond spun a core.
+      {{"--heap_trim_interval_seconds=1e-9"}, "--heap_trim_interval_seconds=1e-09 must be in"},
+      {{"--heap_trim_interval_seconds=0.5"}, "or 0 (off)"},
   };
+  ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);
   for (const auto& [flags, expected] : cases) {
     auto [code, log] = StartupFailure(flags);
     EXPECT_EQ(code, 2) << flags[0] << "\n" << log;
@@ -713,6 +790,61 @@ TEST(Hostile, MetricsSurviveIdleConnectionsAndCanRequireAToken) {
   const std::string refused = scrape("");
   EXPECT_NE(refused.find("401"), std::string::npos) << refused.substr(0, 200);
   for (int fd : idle) close(fd);
+}
+
+// (6b) Idle connections that a client reopens as soon as the server closes them: each holds a
+// /metrics thread for up to the request timeout, so the default threads and timeout must keep a
+// scrape's wait behind 300 of them short (7 s with the old 64 threads and 2 s). METRICS_FLAGS
+// adds server flags: METRICS_FLAGS="--metrics_threads=64 --metrics_request_timeout_ms=2000"
+// shows the test failing with the old defaults.
+TEST(Hostile, MetricsSurviveIdleConnectionsThatKeepReopening) {
+  std::vector<std::string> flags;
+  if (const char* extra = std::getenv("METRICS_FLAGS")) {
+    flags = absl::StrSplit(extra, ' ', absl::SkipEmpty());
+  }
+  ServerProcess server(flags);
+  const int port = server.metrics_port();
+  ASSERT_GT(port, 0);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> reopened{0};
+  std::vector<std::thread> holders;
+  for (int h = 0; h < 4; ++h) {
+    holders.emplace_back([&] {
+      std::vector<pollfd> fds;
+      for (int i = 0; i < 75; ++i) fds.push_back({ConnectLoopback(port), POLLIN, 0});
+      while (!stop.load()) {
+        if (poll(fds.data(), fds.size(), 50) <= 0) continue;
+        for (pollfd& p : fds) {
+          if (p.fd >= 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+          char byte;
+          if (p.fd >= 0 && recv(p.fd, &byte, 1, MSG_DONTWAIT) > 0) continue;  // not closed yet
+          if (p.fd >= 0) close(p.fd);
+          p.fd = ConnectLoopback(port);  // at once, idle again
+          p.revents = 0;
+          ++reopened;
+        }
+      }
+      for (pollfd& p : fds) {
+        if (p.fd >= 0) close(p.fd);
+      }
+    });
+  }
+  std::this_thread::sleep_for(seconds(3));  // every thread busy, connections cycling
+  std::vector<double> waits;
+  for (int i = 0; i < 5; ++i) {
+    const auto start = steady_clock::now();
+    const std::string body = HttpGet(port, "/metrics", "", 10);
+    waits.push_back(std::chrono::duration<double>(steady_clock::now() - start).count());
+    EXPECT_NE(body.find("gpubench_build_info"), std::string::npos) << "scrape " << i << " failed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  stop = true;
+  for (std::thread& t : holders) t.join();
+  std::cerr << "300 reopening idle connections (" << reopened.load() << " reopened); scrapes took";
+  for (double w : waits) std::cerr << " " << w << " s";
+  std::cerr << "\n";
+  EXPECT_GT(reopened.load(), 100) << "the server never closed an idle connection";
+  for (double w : waits) EXPECT_LT(w, 3.0);
 }
 
 // (7) Client strings are echoed bounded: a huge kernel name still gets NOT_FOUND.
@@ -809,6 +941,92 @@ TEST(Hostile, AdmittedSweepIsNotAbortedByAFullQueue) {
   for (auto& f : fillers) f.join();
   EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(results, 4);
+}
+
+// The sum of every gpubench_runs_total series: how many runs the server has finished.
+int64_t RunsFinished(const ServerProcess& server) {
+  int64_t total = 0;
+  for (absl::string_view line : absl::StrSplit(HttpGet(server.metrics_port(), "/metrics"), '\n')) {
+    if (!absl::StartsWith(line, "gpubench_runs_total")) continue;
+    double value = 0;
+    if (absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &value)) total += value;
+  }
+  return total;
+}
+
+// (12) A sweep whose client stops reading stalls instead of buffering every result: the server
+// runs no more than what flow control and the stream's bound hold, other clients are served (the
+// stalled sweeps hold no queue slot), and once the client reads again it gets every item.
+TEST(Hostile, SweepWhoseClientStopsReadingStalls) {
+  ServerProcess server({"--queue_capacity=4"});
+  constexpr int kItems = 900;
+  constexpr int kStalled = 6;  // more streams than the queue has slots
+  v1::RunSweepRequest req;
+  req.add_kernels("add_f32");
+  for (int i = 0; i < kItems; ++i) req.add_sizes(1000 + i);
+  req.mutable_measurement()->set_min_samples(1);
+  req.mutable_measurement()->set_max_samples(1);
+  req.mutable_measurement()->set_min_time_seconds(0);
+  req.mutable_measurement()->set_warmup_launches(0);
+  req.set_verify(false);
+  struct Stalled {
+    std::unique_ptr<v1::Benchmark::Stub> stub;
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReader<v1::RunSweepResponse>> reader;
+  };
+  std::vector<std::unique_ptr<Stalled>> stalled;
+  const int64_t rss_before = server.RssBytes();
+  int64_t runs = 0;
+  for (int i = 0; i < kStalled; ++i) {
+    // Its own connection, with a fixed 64 KiB window (no BDP growth): what the client's
+    // transport takes in without the application reading stays small.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetInt("gpubench.test.connection", i);
+    auto s = std::make_unique<Stalled>();
+    s->stub = v1::Benchmark::NewStub(
+        grpc::CreateCustomChannel(server.target(), grpc::InsecureChannelCredentials(), args));
+    Deadline(&s->context, 300);
+    s->reader = s->stub->RunSweep(&s->context, req);
+    v1::RunSweepResponse first;
+    // Admitted (a queue slot was free: the sweeps before stalled and gave theirs back); then the
+    // client reads nothing.
+    ASSERT_TRUE(s->reader->Read(&first))
+        << "sweep " << i << ": " << s->reader->Finish().error_message();
+    stalled.push_back(std::move(s));
+    // The runs stop: the count settles.
+    for (int settled = 0, j = 0; settled < 3 && j < 100; ++j) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      const int64_t now = RunsFinished(server);
+      settled = now == runs ? settled + 1 : 0;
+      runs = now;
+    }
+  }
+  std::cerr << "stalled sweeps: " << runs << " of " << kStalled * kItems << " items run; RSS "
+            << (rss_before >> 20) << " -> " << (server.RssBytes() >> 20) << " MiB\n";
+  EXPECT_LT(runs, kStalled * kItems / 4) << "the sweeps did not stall";
+  EXPECT_LT(server.RssBytes() - rss_before, int64_t{64} << 20);
+  // A normal client is served at once: the stalled sweeps hold no queue slot.
+  {
+    v1::RunBenchmarkRequest one;
+    one.set_kernel("add_f32");
+    one.set_elements(1000);
+    grpc::ClientContext c;
+    Deadline(&c, 10);
+    v1::RunBenchmarkResponse resp;
+    const grpc::Status s = StubOf(server)->RunBenchmark(&c, one, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+  }
+  // Reading again resumes the sweep: every item arrives, none lost.
+  for (auto& s : stalled) {
+    int results = 0;
+    v1::RunSweepResponse e;
+    while (s->reader->Read(&e)) results += e.has_result() || e.has_error();
+    const grpc::Status finished = s->reader->Finish();
+    EXPECT_TRUE(finished.ok()) << finished.error_message();
+    EXPECT_EQ(results, kItems);
+  }
 }
 
 }  // namespace

@@ -96,7 +96,8 @@ TEST_F(ResolveTest, MemoryAdmissionCountsThePlacementPad) {
   EXPECT_EQ(s.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(
       std::string(s.status().message()),
-      HasSubstr(absl::StrCat("needs ", 3 * (int64_t{364} << 20), " bytes of device memory")));
+      HasSubstr(absl::StrCat("needs ", 3 * (int64_t{364} << 20) + (2 << 20) + 16,  // + the flush
+                             " bytes of device memory")));
   r.elements = 1000;  // 4000-byte buffers get no pad: a 1 GiB pad still fits
   r.measurement.placement_pad_bytes = kMaxPlacementPadBytes;
   EXPECT_TRUE(Resolve(r).ok());
@@ -172,9 +173,80 @@ TEST_F(ResolveTest, MemoryAdmissionCountsEveryPlacement) {
   absl::StatusOr<RunSpec> s = Resolve(r);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(s.status().message()),
-              HasSubstr(absl::StrCat("needs ", 6 * 3 * (int64_t{64} << 20),
-                                     " bytes of device memory")));
+  EXPECT_THAT(
+      std::string(s.status().message()),
+      HasSubstr(absl::StrCat("needs ", 6 * 3 * (int64_t{64} << 20) + (2 << 20) + 16,
+                             " bytes of device memory (the cache flush buffer ", (2 << 20) + 16)));
+}
+
+// The flush buffer: 2x L2 (clean) or 1x (memset) on CUDA, hot or cold (allocated at Open); 2x
+// the last-level cache on the CPU backend for cold runs only (a hot run never touches it).
+TEST(RunMemory, FlushBufferCounted) {
+  const BackendCapabilities on_cpu = MakeCpuBackend({})->capabilities();
+  const BackendCapabilities on_gpu = testing::FakeBackend(testing::FakeScript{}).capabilities();
+  DeviceInfo gpu;
+  gpu.l2_cache_bytes = int64_t{60} << 20;
+  EXPECT_EQ(FlushBytesOn(on_gpu, gpu, CacheMode::kCold, L2Flush::kClean),
+            (int64_t{120} << 20) + 16);
+  EXPECT_EQ(FlushBytesOn(on_gpu, gpu, CacheMode::kHot, L2Flush::kMemset),
+            (int64_t{60} << 20) + 16);
+  DeviceInfo cpu;
+  cpu.l2_cache_bytes = int64_t{1} << 20;
+  cpu.l3_cache_bytes = int64_t{32} << 20;
+  EXPECT_EQ(FlushBytesOn(on_cpu, cpu, CacheMode::kCold, L2Flush::kClean),
+            int64_t{64} << 20);
+  EXPECT_EQ(FlushBytesOn(on_cpu, cpu, CacheMode::kHot, L2Flush::kClean), 0);
+  cpu.l3_cache_bytes = 0;  // unknown: at least 4 MiB, as the backend allocates
+  EXPECT_EQ(FlushBytesOn(on_cpu, cpu, CacheMode::kCold, L2Flush::kClean),
+            int64_t{8} << 20);
+
+  RunSpec spec;
+  spec.kernel = *FindKernel("add_f32");
+  spec.shape = {.elements = 1 << 20};
+  spec.verify = true;
+  spec.cache_mode = CacheMode::kCold;
+  DeviceInfo host;
+  host.l3_cache_bytes = int64_t{32} << 20;
+  const RunMemory need = RunMemoryOf(spec, on_cpu, host);
+  EXPECT_EQ(need.flush_bytes, int64_t{64} << 20);
+  EXPECT_EQ(need.device_bytes, 3 * (int64_t{4} << 20) + (int64_t{64} << 20));
+  EXPECT_EQ(need.host_bytes, 3 * (int64_t{4} << 20));  // two inputs and the read-back
+}
+
+// Host-placed buffers are allocated again for every placement copy.
+TEST(RunMemory, HostPlacedBuffersCountEveryCopy) {
+  const KernelVariant& h2d = **FindKernel("copy_h2d_pinned");
+  const RunMemory one = RunMemoryOf(h2d, {.elements = 1 << 20}, false, 0, 1);
+  const RunMemory two = RunMemoryOf(h2d, {.elements = 1 << 20}, false, 0, 2);
+  EXPECT_EQ(two.host_bytes - one.host_bytes, BufferBytes(h2d, {.elements = 1 << 20}, 0));  // src
+  EXPECT_EQ(two.device_bytes, 2 * one.device_bytes);
+}
+
+// The case scaled down: a run counted to fit just under the limit is refused because of
+// its flush buffer and the headroom; the message names every figure.
+TEST(RunMemory, HeadroomAndFlushRefuseARunJustUnderTheLimit) {
+  const RunMemory need{.host_bytes = int64_t{900} << 20,
+                       .device_bytes = (int64_t{900} << 20) + (int64_t{64} << 20),
+                       .flush_bytes = int64_t{64} << 20};
+  DeviceInfo cpu;
+  const int64_t buffers_only = need.host_bytes + need.device_bytes - need.flush_bytes;
+  const int64_t limit = buffers_only + (int64_t{1} << 20);  // fitted before: buffers only
+  const absl::Status s = CheckRunMemoryFits(need, cpu, /*device_is_host=*/true, limit, "test");
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(
+      std::string(s.message()),
+      HasSubstr(absl::StrCat("needs ", buffers_only + need.flush_bytes, " bytes of host memory")));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr(absl::StrCat("the cache flush buffer ", need.flush_bytes)));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr(absl::StrCat("plus ", HostHeadroomBytes(buffers_only + need.flush_bytes),
+                                     " headroom; the host can give ", limit)));
+  // With the flush and the headroom available it fits.
+  const int64_t enough =
+      buffers_only + need.flush_bytes + HostHeadroomBytes(buffers_only + need.flush_bytes);
+  EXPECT_TRUE(CheckRunMemoryFits(need, cpu, true, enough, "test").ok());
+  EXPECT_FALSE(CheckRunMemoryFits(need, cpu, true, enough - 1, "test").ok());
+  EXPECT_EQ(HostHeadroomBytes(int64_t{32} << 30), (int64_t{64} << 20) + (int64_t{1} << 30));
 }
 
 TEST(RunMemory, PlacementsCountEveryDeviceCopy) {

@@ -55,6 +55,31 @@ TEST_F(TunedStoreTest, MissingFileIsEmptyAndApplyWritesIt) {
   EXPECT_FALSE(std::filesystem::exists(path_ + ".tmp"));
 }
 
+// A link planted at the predictable "<file>.tmp" (by whoever can write the directory) is not
+// followed: its target stays as it was, and the file is written whole, beside it.
+TEST_F(TunedStoreTest, PlantedTmpLinkIsNotFollowed) {
+  const std::string victim = (dir_ / "victim").string();
+  std::ofstream(victim) << "precious\n";
+  std::filesystem::create_symlink(victim, path_ + ".tmp");
+  std::filesystem::create_symlink(dir_ / "absent", path_ + ".tmp.dangling");
+  auto engine = NewEngine();
+  auto store = TunedDefaultsStore::Open(path_, engine.get());
+  ASSERT_TRUE(store.ok()) << store.status();
+  const KernelVariant& k = **FindKernel("add_f32_bulk");
+  ASSERT_TRUE(engine->tuned_defaults().Apply(0, k, TunedLaunch{256, 2}, 1 << 20, 1e12).ok());
+  std::stringstream v;
+  v << std::ifstream(victim).rdbuf();
+  EXPECT_EQ(v.str(), "precious\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "absent"));
+  EXPECT_TRUE(std::filesystem::is_symlink(path_ + ".tmp"));  // left alone
+  EXPECT_FALSE(std::filesystem::is_symlink(path_));
+  EXPECT_THAT(Read(), HasSubstr("\"block_size\": 256"));
+  // Nothing but the file, the planted links and the victim: no temporary left behind.
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir_)) ++entries;
+  EXPECT_EQ(entries, 4);
+}
+
 TEST_F(TunedStoreTest, RestartAppliesByUuidAndReplacesOnReapply) {
   {
     auto engine = NewEngine();
