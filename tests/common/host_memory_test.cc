@@ -154,5 +154,14 @@ TEST_F(HostMemoryTest, CheckCgroupRootRefusesWhatItCannotRead) {
   EXPECT_TRUE(CheckCgroupRoot(root).ok());
 }
 
+// The default: this host's cgroup mount where it holds a memory cgroup, else MemAvailable only;
+// an explicit choice is kept as given (CheckCgroupRoot then judges it).
+TEST(ResolveCgroupRoot, AutoFallsBackOnlyWhenTheMountHasNoMemoryCgroup) {
+  const std::string resolved = ResolveCgroupRoot(kAutoCgroupRoot);
+  EXPECT_EQ(resolved, CheckCgroupRoot("/sys/fs/cgroup").ok() ? "/sys/fs/cgroup" : kNoCgroupRoot);
+  EXPECT_EQ(ResolveCgroupRoot("/some/where"), "/some/where");
+  EXPECT_EQ(ResolveCgroupRoot(kNoCgroupRoot), kNoCgroupRoot);
+}
+
 }  // namespace
 }  // namespace gpubench
