@@ -14,7 +14,7 @@ namespace gpubench {
 
 namespace {
 
-constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16,  DType::kBF16,  DType::kF64,
+constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16,  DType::kF64,
                                 DType::kU32, DType::kU64, DType::kF8E4M3};
 
 // The C++ element type NVRTC sees, with the header that declares it ("" where built in).
@@ -195,11 +195,11 @@ absl::StatusOr<UserKernelContract> ContractFor(const KernelFamily& family, DType
       ". The grid is ceil(n / (block_size x items_per_thread)) unless the launch names one; "
       "bounds-check i < n. No #include: ",
       headers.empty() ? "no header is needed" : absl::StrJoin(headers, " and "),
-      headers.empty() ? "" : " come with the source",
+      headers.empty() ? "" : " included by the worker before the source",
       ". Outputs are poisoned before the verified launch and every element is compared with the "
       "family's host reference (rtol ",
-      c.tolerance_from->rtol, ", atol ", c.tolerance_from->atol, ", as ",
-      c.tolerance_from->name, ").");
+      c.tolerance_from->rtol, ", atol ", c.tolerance_from->atol, ", as ", c.tolerance_from->name,
+      ").");
   return c;
 }
 
@@ -218,29 +218,28 @@ absl::Status ValidateCompileOptions(const UserCompileOptions& options) {
   }
   for (const std::string& d : options.defines) {
     if (d.size() > static_cast<size_t>(kMaxDefineBytes)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("compile.defines: a macro of ", d.size(), " bytes, at most ",
-                       kMaxDefineBytes));
+      return absl::InvalidArgumentError(absl::StrCat("compile.defines: a macro of ", d.size(),
+                                                     " bytes, at most ", kMaxDefineBytes));
     }
     const size_t eq = d.find('=');
     const absl::string_view name = absl::string_view(d).substr(0, eq);
     if (!IsIdentifier(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "compile.defines: '", d, "' is not NAME or NAME=VALUE with NAME [A-Za-z_][A-Za-z0-9_]*"
-          " (only macros, -maxrregcount, fast math and line info may be set)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("compile.defines: '", d,
+                       "' is not NAME or NAME=VALUE with NAME [A-Za-z_][A-Za-z0-9_]*"
+                       " (only macros, -maxrregcount, fast math and line info may be set)"));
     }
     if (eq != std::string::npos) {
       for (char c : absl::string_view(d).substr(eq + 1)) {
         if (!MacroValueChar(c)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "compile.defines: the value of '", d, "' may hold only [A-Za-z0-9_.+-]"));
+          return absl::InvalidArgumentError(absl::StrCat("compile.defines: the value of '", d,
+                                                         "' may hold only [A-Za-z0-9_.+-]"));
         }
       }
     }
   }
   if (options.maxrregcount != 0 && (options.maxrregcount < 16 || options.maxrregcount > 255)) {
-    return absl::InvalidArgumentError(absl::StrCat("compile.maxrregcount = ",
-                                                   options.maxrregcount,
+    return absl::InvalidArgumentError(absl::StrCat("compile.maxrregcount = ", options.maxrregcount,
                                                    " is outside 16..255 (0: none)"));
   }
   return absl::OkStatus();
@@ -292,9 +291,10 @@ absl::Status ValidateEntryName(absl::string_view entry, bool cxx) {
 absl::Status CheckUserSource(absl::string_view source, int64_t max_bytes) {
   if (source.empty()) return absl::InvalidArgumentError("user_kernel.source is empty");
   if (static_cast<int64_t>(source.size()) > max_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("user_kernel: the code is ", source.size(), " bytes, over this server's limit "
-                     "of ", max_bytes, " (--max_user_kernel_bytes)"));
+    return absl::InvalidArgumentError(absl::StrCat("user_kernel: the code is ", source.size(),
+                                                   " bytes, over this server's limit "
+                                                   "of ",
+                                                   max_bytes, " (--max_user_kernel_bytes)"));
   }
   if (source.find('\0') != absl::string_view::npos) {
     return absl::InvalidArgumentError("user_kernel.source contains a NUL byte");
@@ -333,16 +333,15 @@ absl::Status CheckUserSource(absl::string_view source, int64_t max_bytes) {
 }
 
 std::string SignatureCheck(const UserKernelContract& contract, absl::string_view entry) {
-  return absl::StrCat(
-      "\n#line 1 \"gpubench_signature_check\"\n",
-      "template <class gpubench_A, class gpubench_B> struct gpubench_same "
-      "{ static constexpr bool value = false; };\n",
-      "template <class gpubench_A> struct gpubench_same<gpubench_A, gpubench_A> "
-      "{ static constexpr bool value = true; };\n",
-      "static_assert(gpubench_same<decltype(&", entry, "), ", contract.pointer_type,
-      ">::value, \"gpubench: the entry ", entry, " does not have the contract of ",
-      contract.family->name, " at ", DTypeName(contract.dtype), ": ",
-      absl::StrReplaceAll(contract.Signature(entry), {{"\"", "\\\""}}), "\");\n");
+  return absl::StrCat("\n#line 1 \"gpubench_signature_check\"\n",
+                      "template <class gpubench_A, class gpubench_B> struct gpubench_same "
+                      "{ static constexpr bool value = false; };\n",
+                      "template <class gpubench_A> struct gpubench_same<gpubench_A, gpubench_A> "
+                      "{ static constexpr bool value = true; };\n",
+                      "static_assert(gpubench_same<decltype(&", entry, "), ", contract.pointer_type,
+                      ">::value, \"gpubench: the entry ", entry, " does not have the contract of ",
+                      contract.family->name, " at ", DTypeName(contract.dtype), ": ",
+                      absl::StrReplaceAll(contract.Signature(entry), {{"\"", "\\\""}}), "\");\n");
 }
 
 std::optional<std::string> DeviceRuntimeReference(absl::string_view image) {

@@ -67,7 +67,7 @@ absl::StatusOr<UserKernelContract> ContractFor(absl::string_view family, absl::s
 
 struct UserCompileOptions {
   std::vector<std::string> defines = {};  // "NAME" or "NAME=VALUE"
-  int maxrregcount = 0;              // 0: none
+  int maxrregcount = 0;                   // 0: none
   bool fast_math = false;
   bool line_info = false;
 };

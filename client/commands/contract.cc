@@ -121,8 +121,8 @@ int Contract(const Invocation& invocation) {
   if (invocation.format == Format::kJson) {
     text = ToJson(response);
   } else {
-    text = "// " + response.family() + " at " + response.dtype() + "\n// " +
-           response.signature() + "\n//\n// " + response.notes() + "\n\n" + response.example();
+    text = "// " + response.family() + " at " + response.dtype() + "\n// " + response.signature() +
+           "\n//\n// " + response.notes() + "\n\n" + response.example();
   }
   return Emit(text) ? kExitOk : kExitUsage;
 }

@@ -44,15 +44,14 @@ absl::Status FinishUserKernelRun(const DeviceInfo& device, RunSpec* spec) {
   const int64_t limit =
       std::max(device.shared_memory_per_block_optin_bytes, device.shared_memory_per_block_bytes);
   if (launch.dynamic_shared_bytes > 0 && limit > 0 && launch.dynamic_shared_bytes > limit) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "user_kernel.launch.dynamic_shared_bytes = ", launch.dynamic_shared_bytes,
-        "; device ", device.index, " allows at most ", limit, " per block"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user_kernel.launch.dynamic_shared_bytes = ", launch.dynamic_shared_bytes,
+                     "; device ", device.index, " allows at most ", limit, " per block"));
   }
   if (device.max_threads_per_block > 0 && launch.block_size > device.max_threads_per_block) {
-    return absl::InvalidArgumentError(absl::StrCat("user_kernel.launch.block_size = ",
-                                                   launch.block_size, " exceeds device ",
-                                                   device.index, "'s maximum of ",
-                                                   device.max_threads_per_block));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user_kernel.launch.block_size = ", launch.block_size, " exceeds device ",
+                     device.index, "'s maximum of ", device.max_threads_per_block));
   }
   return absl::OkStatus();
 }

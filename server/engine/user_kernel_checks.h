@@ -1,5 +1,5 @@
-// The integrity checks of a user kernel's run that are not the catalog's own (docs/user-kernels.md):
-// the physical floor, and the list of checks a result names.
+// The integrity checks of a user kernel's run that are not the catalog's own
+// (docs/user-kernels.md): the physical floor, and the list of checks a result names.
 #ifndef GPUBENCH_SERVER_ENGINE_USER_KERNEL_CHECKS_H_
 #define GPUBENCH_SERVER_ENGINE_USER_KERNEL_CHECKS_H_
 

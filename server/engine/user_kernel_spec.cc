@@ -24,8 +24,7 @@ std::string Sha256Hex(const std::string& bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest), size));
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), size));
 }
 
 constexpr int kMaxBlockSize = 1024;
@@ -46,8 +45,8 @@ const char* UserCodeKindName(UserCodeKind kind) {
   return "source";
 }
 
-absl::StatusOr<std::shared_ptr<const UserKernelSpec>> MakeUserKernelSpec(
-    UserKernelRequest request, int64_t max_code_bytes) {
+absl::StatusOr<std::shared_ptr<const UserKernelSpec>> MakeUserKernelSpec(UserKernelRequest request,
+                                                                         int64_t max_code_bytes) {
   auto spec = std::make_shared<UserKernelSpec>();
   if (request.family.empty()) return absl::InvalidArgumentError("user_kernel.family is required");
   if (request.dtype.empty()) return absl::InvalidArgumentError("user_kernel.dtype is required");
@@ -80,25 +79,25 @@ absl::StatusOr<std::shared_ptr<const UserKernelSpec>> MakeUserKernelSpec(
   }
   UserLaunchRequest& l = request.launch;
   if (l.block_size < 1 || l.block_size > kMaxBlockSize) {
-    return absl::InvalidArgumentError(absl::StrCat("user_kernel.launch.block_size = ",
-                                                   l.block_size, " is outside 1..",
-                                                   kMaxBlockSize, " (required)"));
+    return absl::InvalidArgumentError(absl::StrCat("user_kernel.launch.block_size = ", l.block_size,
+                                                   " is outside 1..", kMaxBlockSize,
+                                                   " (required)"));
   }
   if (l.items_per_thread == 0) l.items_per_thread = 1;
   if (l.items_per_thread < 1 || l.items_per_thread > kMaxItemsPerThread) {
-    return absl::InvalidArgumentError(absl::StrCat("user_kernel.launch.items_per_thread = ",
-                                                   l.items_per_thread, " is outside 1..",
-                                                   kMaxItemsPerThread));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user_kernel.launch.items_per_thread = ", l.items_per_thread,
+                     " is outside 1..", kMaxItemsPerThread));
   }
   if (l.dynamic_shared_bytes < 0 || l.dynamic_shared_bytes > kMaxDynamicSharedBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("user_kernel.launch.dynamic_shared_bytes = ",
-                                                   l.dynamic_shared_bytes, " is outside 0..",
-                                                   kMaxDynamicSharedBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user_kernel.launch.dynamic_shared_bytes = ", l.dynamic_shared_bytes,
+                     " is outside 0..", kMaxDynamicSharedBytes));
   }
   constexpr int64_t kMaxGrid = (int64_t{1} << 31) - 1;
   if (l.grid_size < 0 || l.grid_size > kMaxGrid) {
-    return absl::InvalidArgumentError(absl::StrCat("user_kernel.launch.grid_size = ", l.grid_size,
-                                                   " is outside 0..", kMaxGrid));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user_kernel.launch.grid_size = ", l.grid_size, " is outside 0..", kMaxGrid));
   }
   spec->code_sha256 = Sha256Hex(request.code);
   const KernelVariant& from = *spec->contract.tolerance_from;

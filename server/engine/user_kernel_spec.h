@@ -37,7 +37,7 @@ struct UserKernelRequest {
 
 // What the server allows (flags; ServerLimits::user_kernels).
 struct UserKernelLimits {
-  bool allowed = false;                     // --allow_user_kernels
+  bool allowed = false;                       // --allow_user_kernels
   int64_t max_code_bytes = int64_t{1} << 20;  // --max_user_kernel_bytes
 };
 
@@ -56,8 +56,8 @@ struct UserKernelSpec {
 // Validates `request` (family and dtype with a contract, entry name, compile options, code size
 // and the source checks, launch bounds) and builds the spec. INVALID_ARGUMENT / FAILED_PRECONDITION
 // naming the field. Used by the server (resolve) and again by the worker on what it receives.
-absl::StatusOr<std::shared_ptr<const UserKernelSpec>> MakeUserKernelSpec(
-    UserKernelRequest request, int64_t max_code_bytes);
+absl::StatusOr<std::shared_ptr<const UserKernelSpec>> MakeUserKernelSpec(UserKernelRequest request,
+                                                                         int64_t max_code_bytes);
 
 // What a user kernel's result adds (RunResult::user_kernel; proto UserKernelReport).
 struct UserKernelReport {

@@ -69,9 +69,9 @@ std::string PtxTarget(absl::string_view ptx) {
 
 absl::Status CheckImageForDeviceRuntime(absl::string_view image, absl::string_view what) {
   if (std::optional<std::string> dr = DeviceRuntimeReference(image)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "user kernel: the ", what, " refers to the device runtime (", *dr,
-        "): launches from the device and relocatable device code are not allowed"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user kernel: the ", what, " refers to the device runtime (", *dr,
+                     "): launches from the device and relocatable device code are not allowed"));
   }
   return absl::OkStatus();
 }
@@ -82,10 +82,10 @@ absl::StatusOr<CompiledUserKernel> PassThrough(const UserKernelSpec& spec) {
   const std::string& entry = spec.request.entry;
   c.lowered_name = entry;
   c.signature_checked = false;
-  c.signature_note = absl::StrCat(
-      "not checked: a ", UserCodeKindName(spec.request.kind),
-      " carries no C++ types; the kernel is launched with the contract's arguments (",
-      spec.contract.pointer_type, ")");
+  c.signature_note =
+      absl::StrCat("not checked: a ", UserCodeKindName(spec.request.kind),
+                   " carries no C++ types; the kernel is launched with the contract's arguments (",
+                   spec.contract.pointer_type, ")");
   if (spec.request.kind == UserCodeKind::kPtx) {
     if (!PtxHasEntry(code, entry)) {
       return absl::InvalidArgumentError(
@@ -97,7 +97,9 @@ absl::StatusOr<CompiledUserKernel> PassThrough(const UserKernelSpec& spec) {
     RETURN_IF_ERROR(CheckImageForDeviceRuntime(code, "PTX"));
     return c;
   }
-  if (code.size() < 4 || code.compare(0, 4, "\x7f" "ELF") != 0) {
+  if (code.size() < 4 || code.compare(0, 4,
+                                      "\x7f"
+                                      "ELF") != 0) {
     return absl::InvalidArgumentError("user kernel: the cubin is not an ELF image");
   }
   if (!absl::StrContains(code, absl::StrCat(".text.", entry))) {
@@ -136,19 +138,19 @@ absl::StatusOr<CompiledUserKernel> UserCompiler::Compile(const UserKernelSpec& s
   const UserKernelRequest& r = spec.request;
   // Again here, with this worker's own limit: the worker trusts nothing the channel carries.
   if (static_cast<int64_t>(r.code.size()) > options_.max_code_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "user_kernel: the ", UserCodeKindName(r.kind), " is ", r.code.size(),
-        " bytes, over the worker's limit of ", options_.max_code_bytes,
-        " (--max_user_kernel_bytes)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user_kernel: the ", UserCodeKindName(r.kind), " is ", r.code.size(),
+                     " bytes, over the worker's limit of ", options_.max_code_bytes,
+                     " (--max_user_kernel_bytes)"));
   }
   if (r.kind != UserCodeKind::kSource) return PassThrough(spec);
   RETURN_IF_ERROR(CheckUserSource(r.code, options_.max_code_bytes));
   RETURN_IF_ERROR(ValidateCompileOptions(r.compile));
   const std::vector<std::string> args =
       NvrtcArguments(r.compile, architecture, options_.include_dir);
-  const std::string key = Sha256Hex(absl::StrCat(
-      UserCodeKindName(r.kind), "\n", r.entry, "\n", absl::StrJoin(args, "\n"), "\n",
-      spec.contract.pointer_type, "\n", spec.contract.prelude, "\n", r.code));
+  const std::string key = Sha256Hex(
+      absl::StrCat(UserCodeKindName(r.kind), "\n", r.entry, "\n", absl::StrJoin(args, "\n"), "\n",
+                   spec.contract.pointer_type, "\n", spec.contract.prelude, "\n", r.code));
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = index_.find(key); it != index_.end()) {
@@ -267,9 +269,11 @@ absl::StatusOr<CompiledUserKernel> UserCompiler::CompileSource(const UserKernelS
   }
   while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
   if (!PtxHasEntry(ptx, c.lowered_name)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "user kernel: ", r.entry, " is not a __global__ function (the compiled code has no "
-        "kernel ", c.lowered_name, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user kernel: ", r.entry,
+                     " is not a __global__ function (the compiled code has no "
+                     "kernel ",
+                     c.lowered_name, ")"));
   }
   RETURN_IF_ERROR(CheckImageForDeviceRuntime(ptx, "compiled code"));
   if (absl::StartsWith(architecture, "sm_")) {

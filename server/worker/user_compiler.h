@@ -23,13 +23,13 @@ namespace gpubench {
 bool HaveNvrtc();
 
 struct CompiledUserKernel {
-  std::string image = {};         // what the driver loads: a cubin (sm_XY) or PTX (compute_XY, PTX input)
+  std::string image = {};  // what the driver loads: a cubin (sm_XY) or PTX (compute_XY, PTX input)
   bool image_is_ptx = false;
   std::string lowered_name = {};  // the symbol to launch
   std::string architecture = {};  // "sm_90", "compute_90"; for PTX / cubin input: as given
   bool signature_checked = false;
   std::string signature_note = {};
-  std::string log = {};           // NVRTC's warnings, bounded
+  std::string log = {};  // NVRTC's warnings, bounded
   double compile_seconds = 0;
   bool cache_hit = false;
 };

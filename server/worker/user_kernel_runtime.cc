@@ -100,31 +100,31 @@ UserKernelBinding::~UserKernelBinding() {
 absl::StatusOr<std::unique_ptr<UserKernelBinding>> BindUserKernel(
     const CompiledUserKernel& compiled, const KernelVariant& variant, int device) {
   if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
-    return absl::InternalError(absl::StrCat("cudaSetDevice(", device, "): ",
-                                            cudaGetErrorString(e)));
+    return absl::InternalError(
+        absl::StrCat("cudaSetDevice(", device, "): ", cudaGetErrorString(e)));
   }
   auto loaded = std::make_unique<LoadedUserKernel>();
   loaded->alpha_argument = variant.family->alpha_argument;
-  if (cudaError_t e = cudaLibraryLoadData(&loaded->library, compiled.image.data(), nullptr,
-                                          nullptr, 0, nullptr, nullptr, 0);
+  if (cudaError_t e = cudaLibraryLoadData(&loaded->library, compiled.image.data(), nullptr, nullptr,
+                                          0, nullptr, nullptr, 0);
       e != cudaSuccess) {
     cudaGetLastError();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "user kernel: the ", compiled.image_is_ptx ? "PTX" : "cubin", " (", compiled.architecture,
-        ") does not load on device ", device, ": ", cudaGetErrorName(e), " (",
-        cudaGetErrorString(e), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user kernel: the ", compiled.image_is_ptx ? "PTX" : "cubin", " (",
+                     compiled.architecture, ") does not load on device ", device, ": ",
+                     cudaGetErrorName(e), " (", cudaGetErrorString(e), ")"));
   }
   if (cudaError_t e =
           cudaLibraryGetKernel(&loaded->kernel, loaded->library, compiled.lowered_name.c_str());
       e != cudaSuccess) {
     cudaGetLastError();
     return absl::InvalidArgumentError(absl::StrCat("user kernel: no kernel named '",
-                                                   compiled.lowered_name, "' in the image: ",
-                                                   cudaGetErrorString(e)));
+                                                   compiled.lowered_name,
+                                                   "' in the image: ", cudaGetErrorString(e)));
   }
-  loaded->what = absl::StrCat("user kernel ", compiled.lowered_name, " (",
-                              compiled.image_is_ptx ? "PTX" : "cubin", ", ",
-                              compiled.architecture, ")");
+  loaded->what =
+      absl::StrCat("user kernel ", compiled.lowered_name, " (",
+                   compiled.image_is_ptx ? "PTX" : "cubin", ", ", compiled.architecture, ")");
   auto binding = std::unique_ptr<UserKernelBinding>(new UserKernelBinding());
   binding->variant_ = variant;
   binding->variant_.cuda = &LaunchUserKernel;

@@ -41,8 +41,8 @@ v1::RunBenchmarkRequest UserRun(const std::string& source) {
   return r;
 }
 
-grpc::Status Run(const ServerProcess& server, const v1::RunBenchmarkRequest& request,
-                 v1::RunBenchmarkResponse* response = nullptr) {
+grpc::Status RunRpc(const ServerProcess& server, const v1::RunBenchmarkRequest& request,
+                    v1::RunBenchmarkResponse* response = nullptr) {
   auto stub = v1::Benchmark::NewStub(server.Channel());
   grpc::ClientContext c;
   c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
@@ -58,7 +58,7 @@ std::pair<int, std::string> StartupFailure(const std::vector<std::string>& flags
 
 TEST(UserKernels, RefusedWithoutTheFlag) {
   ServerProcess server({});
-  grpc::Status s = Run(server, UserRun(kAddF16));
+  grpc::Status s = RunRpc(server, UserRun(kAddF16));
   EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(s.error_message(), HasSubstr("--allow_user_kernels"));
   // The contract is public either way.
@@ -77,49 +77,51 @@ TEST(UserKernels, CpuBackendAnswersFailedPreconditionAfterTheCompileChecks) {
   ServerProcess server({"--allow_user_kernels", "--cpu_devices=1"});
   const std::string file = server.dir() + "/my_add.cu";
   std::ofstream(file) << kAddF16;
-  const CliResult run = RunCli(
-      absl::StrCat("run --source=", file, " --entry=my_add --family=elementwise_add --dtype=f16 "
-                   "--size=16Mi --target=", server.target()),
-      /*with_stderr=*/true);
+  const CliResult run = RunCli(absl::StrCat("run --source=", file,
+                                            " --entry=my_add --family=elementwise_add --dtype=f16 "
+                                            "--size=16Mi --target=",
+                                            server.target()),
+                               /*with_stderr=*/true);
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_THAT(run.out, HasSubstr("FAILED_PRECONDITION"));
   EXPECT_THAT(run.out, HasSubstr("the cpu backend cannot run a user kernel"));
 #if GPUBENCH_TEST_HAVE_NVRTC
   EXPECT_THAT(run.out, HasSubstr("passed the compile checks for compute_90 (signature checked"));
   // The same source again: the worker's compile cache.
-  grpc::Status again = Run(server, UserRun(kAddF16));
+  grpc::Status again = RunRpc(server, UserRun(kAddF16));
   EXPECT_EQ(again.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(again.error_message(), HasSubstr("compile cache hit"));
 
   // A syntax error: INVALID_ARGUMENT with NVRTC's file:line, from the worker.
-  grpc::Status syntax = Run(server, UserRun("extern \"C\" __global__ void my_add(\n  oops;\n"));
+  grpc::Status syntax = RunRpc(server, UserRun("extern \"C\" __global__ void my_add(\n  oops;\n"));
   EXPECT_EQ(syntax.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(syntax.error_message(), HasSubstr("user.cu(2)"));
   // A mismatching entry: refused at compile time, never launched.
-  grpc::Status mismatch = Run(
-      server, UserRun("extern \"C\" __global__ void my_add(const float* a, const float* b, "
-                      "float* c, long long n) {}\n"));
+  grpc::Status mismatch =
+      RunRpc(server, UserRun("extern \"C\" __global__ void my_add(const float* a, const float* b, "
+                             "float* c, long long n) {}\n"));
   EXPECT_EQ(mismatch.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(mismatch.error_message(), HasSubstr("does not have the contract of elementwise_add"));
 #endif
   // Refused before any worker: an option outside the whitelist, a fixed seed, a source too big.
   v1::RunBenchmarkRequest rdc = UserRun(kAddF16);
   rdc.mutable_user_kernel()->mutable_compile()->add_defines("-rdc=true");
-  EXPECT_EQ(Run(server, rdc).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(RunRpc(server, rdc).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   v1::RunBenchmarkRequest seeded = UserRun(kAddF16);
   seeded.set_seed(1);
-  EXPECT_EQ(Run(server, seeded).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  grpc::Status big = Run(server, UserRun(std::string(2 << 20, ' ')));
+  EXPECT_EQ(RunRpc(server, seeded).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::Status big = RunRpc(server, UserRun(std::string(2 << 20, ' ')));
   EXPECT_EQ(big.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(big.error_message(), HasSubstr("--max_user_kernel_bytes"));
-  grpc::Status include = Run(server, UserRun(absl::StrCat("#include \"/etc/passwd\"\n", kAddF16)));
+  grpc::Status include =
+      RunRpc(server, UserRun(absl::StrCat("#include \"/etc/passwd\"\n", kAddF16)));
   EXPECT_EQ(include.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // The device kept serving a catalog kernel through all of it.
   v1::RunBenchmarkRequest plain;
   plain.set_kernel("add_f32");
   plain.set_elements(1024);
   v1::RunBenchmarkResponse response;
-  EXPECT_TRUE(Run(server, plain, &response).ok());
+  EXPECT_TRUE(RunRpc(server, plain, &response).ok());
   EXPECT_TRUE(response.result().verification().passed());
 }
 
@@ -132,8 +134,8 @@ TEST(UserKernels, StartupRefusesANonLoopbackAddressWithoutAuthentication) {
   EXPECT_EQ(in_process, 2) << log2;
   EXPECT_THAT(log2, HasSubstr("--allow_user_kernels needs --worker_mode=process"));
   // With a token, a non-loopback address is accepted.
-  const std::string tokens = ::testing::TempDir() + "/gpubench_uk_tokens_" +
-                             std::to_string(getpid());
+  const std::string tokens =
+      ::testing::TempDir() + "/gpubench_uk_tokens_" + std::to_string(getpid());
   std::ofstream(tokens) << "secret\n";
   ServerProcess ok({"--listen=0.0.0.0:0", "--allow_user_kernels", "--token_file=" + tokens});
   EXPECT_GT(ok.port(), 0) << ok.Log();

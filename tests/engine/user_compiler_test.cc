@@ -42,9 +42,10 @@ std::shared_ptr<const UserKernelSpec> Spec(UserKernelRequest request) {
 
 UserCompiler Compiler() { return UserCompiler({.include_dir = DefaultUserKernelIncludeDir()}); }
 
-#define REQUIRE_NVRTC()                                                               \
-  if (!HaveNvrtc()) GTEST_SKIP() << "built without NVRTC (no CUDA toolkit at configure " \
-                                    "time): the compiler answers FAILED_PRECONDITION"
+#define REQUIRE_NVRTC()                                                \
+  if (!HaveNvrtc())                                                    \
+  GTEST_SKIP() << "built without NVRTC (no CUDA toolkit at configure " \
+                  "time): the compiler answers FAILED_PRECONDITION"
 
 TEST(UserCompiler, CompilesAndLowersTheEntry) {
   REQUIRE_NVRTC();
@@ -75,7 +76,10 @@ __global__ void add(const float* a, const float* b, float* c, long long n) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_THAT(c->lowered_name, HasSubstr("_ZN4mine3add"));
   EXPECT_FALSE(c->image_is_ptx);  // sm_90: a cubin
-  EXPECT_EQ(c->image.compare(0, 4, "\x7f" "ELF"), 0);
+  EXPECT_EQ(c->image.compare(0, 4,
+                             "\x7f"
+                             "ELF"),
+            0);
 }
 
 TEST(UserCompiler, SyntaxErrorIsInvalidArgumentWithFileAndLine) {
@@ -160,8 +164,7 @@ TEST(UserCompiler, OverTheWorkersLimitIsRefused) {
 TEST(UserCompiler, PtxPassesThroughUnchecked) {
   REQUIRE_NVRTC();
   UserCompiler compiler = Compiler();
-  absl::StatusOr<CompiledUserKernel> compiled =
-      compiler.Compile(*Spec(AddRequest()), "compute_90");
+  absl::StatusOr<CompiledUserKernel> compiled = compiler.Compile(*Spec(AddRequest()), "compute_90");
   ASSERT_TRUE(compiled.ok());
   UserKernelRequest ptx = AddRequest(compiled->image);
   ptx.kind = UserCodeKind::kPtx;

@@ -32,8 +32,8 @@ extern "C" __global__ void AddF32Kernel(const float* a, const float* b, float* c
 
 class UserKernelGpu : public CudaTest {
  protected:
-  absl::StatusOr<RunResult> RunUser(const std::string& source, const std::string& entry,
-                                    int64_t n, UserCodeKind kind = UserCodeKind::kSource) {
+  absl::StatusOr<RunResult> RunUser(const std::string& source, const std::string& entry, int64_t n,
+                                    UserCodeKind kind = UserCodeKind::kSource) {
     RunRequest r = Quick("", n);
     r.kernel.clear();
     r.user_kernel = UserKernelRequest{.kind = kind,
@@ -48,8 +48,8 @@ class UserKernelGpu : public CudaTest {
     if (!spec.ok()) return spec.status();
     absl::StatusOr<DeviceInfo> device = backend_->Describe(spec->device_index);
     if (!device.ok()) return device.status();
-    return MeasureUserKernelRun(*backend_, &compiler_, *spec, *device, [] { return false; },
-                                &pool_, nullptr);
+    return MeasureUserKernelRun(
+        *backend_, &compiler_, *spec, *device, [] { return false; }, &pool_, nullptr);
   }
   UserCompiler compiler_{{.include_dir = DefaultUserKernelIncludeDir()}};
 };
@@ -89,14 +89,14 @@ TEST_F(UserKernelGpu, BuiltinSourceResubmittedVerifiesWithTheSameResources) {
 }
 
 TEST_F(UserKernelGpu, PtxRunsWithItsSignatureUnchecked) {
-  absl::StatusOr<CompiledUserKernel> ptx = compiler_.Compile(
-      **MakeUserKernelSpec({.code = kAddF32Source,
-                            .entry = "AddF32Kernel",
-                            .family = "elementwise_add",
-                            .dtype = "f32",
-                            .launch = {.block_size = 256}},
-                           1 << 20),
-      "compute_90");
+  absl::StatusOr<CompiledUserKernel> ptx =
+      compiler_.Compile(**MakeUserKernelSpec({.code = kAddF32Source,
+                                              .entry = "AddF32Kernel",
+                                              .family = "elementwise_add",
+                                              .dtype = "f32",
+                                              .launch = {.block_size = 256}},
+                                             1 << 20),
+                        "compute_90");
   ASSERT_TRUE(ptx.ok()) << ptx.status();
   absl::StatusOr<RunResult> r = RunUser(ptx->image, "AddF32Kernel", 1 << 20, UserCodeKind::kPtx);
   ASSERT_TRUE(r.ok()) << r.status();

@@ -3,12 +3,12 @@
 // compiles.
 #include "kernels/user_kernel.h"
 
-#include "absl/strings/str_cat.h"
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <set>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
+#include "absl/strings/str_cat.h"
 
 namespace gpubench {
 namespace {
@@ -103,8 +103,8 @@ TEST(UserCompileOptions, WhitelistOnly) {
                                       .fast_math = true,
                                       .line_info = true})
                   .ok());
-  for (const char* bad : {"-rdc=true", "A B", "A=$(x)", "A=\"x\"", "=1", "1A", "A=x y",
-                          "--include-path=/etc"}) {
+  for (const char* bad :
+       {"-rdc=true", "A B", "A=$(x)", "A=\"x\"", "=1", "1A", "A=x y", "--include-path=/etc"}) {
     absl::Status s = ValidateCompileOptions({.defines = {bad}});
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
   }
@@ -128,10 +128,9 @@ TEST(UserKernelSource, SizeAndIncludes) {
   absl::Status big = CheckUserSource(std::string(101, ' '), 100);
   EXPECT_EQ(big.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(big.message(), HasSubstr("over this server's limit of 100"));
-  for (const char* hidden :
-       {"#include \"/etc/passwd\"\n", "# /**/ include <x>\n", "%:include <x>\n",
-        "#inc\\\nlude <x>\n", "#import <x>\n", "#if __has_include(<x>)\n#endif\n",
-        "#embed \"/etc/passwd\"\n"}) {
+  for (const char* hidden : {"#include \"/etc/passwd\"\n", "# /**/ include <x>\n",
+                             "%:include <x>\n", "#inc\\\nlude <x>\n", "#import <x>\n",
+                             "#if __has_include(<x>)\n#endif\n", "#embed \"/etc/passwd\"\n"}) {
     absl::Status s = CheckUserSource(absl::StrCat("int x;\n", hidden), 1000);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << hidden;
     EXPECT_THAT(s.message(), HasSubstr("user.cu(2)")) << hidden;
