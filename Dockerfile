@@ -23,6 +23,8 @@ COPY . .
 # .git is not in the context: the revision comes in as an argument (CMake's short form).
 ARG REVISION=unknown
 # CUPTI: extras/CUPTI/lib64 in the CUDA images and .run installs, lib/ or lib64/ elsewhere.
+# NVRTC for user kernels (the worker links it; docs/user-kernels.md) and the two headers the
+# worker puts before a user's source, copied to the path the worker was built with.
 RUN set -eu; \
     if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi; \
     cmake -S . -B /build -G Ninja -DGPUBENCH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
@@ -36,7 +38,14 @@ RUN set -eu; \
     for d in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64 /usr/local/cuda/lib; do \
       if [ -e "$d/libcupti.so.13" ]; then cp -L "$d/libcupti.so.13" /out/lib/; break; fi; \
     done; \
-    ls -l /out/bin /out/lib
+    mkdir -p /out/include; \
+    if ldd /build/gpubench_worker | grep -q libnvrtc; then \
+      cp -L /usr/local/cuda/lib64/libnvrtc.so.13 /usr/local/cuda/lib64/libnvrtc-builtins.so.13.* \
+        /out/lib/; \
+      cp /usr/local/cuda/include/cuda_fp16.h /usr/local/cuda/include/cuda_fp16.hpp \
+        /usr/local/cuda/include/cuda_bf16.h /usr/local/cuda/include/cuda_bf16.hpp /out/include/; \
+    fi; \
+    ls -l /out/bin /out/lib /out/include
 
 FROM ${CLIENT_IMAGE} AS client
 COPY scripts/container_packages.sh /usr/local/sbin/
@@ -79,6 +88,7 @@ RUN container_packages.sh server && rm /usr/local/sbin/container_packages.sh \
 COPY --from=build /out/bin/ /usr/local/bin/
 # CUPTI where dlopen finds it (the server loads it only for a counter pass).
 COPY --from=build /out/lib/ /usr/local/lib/gpubench/
+COPY --from=build /out/include/ /usr/local/cuda/include/
 RUN echo /usr/local/lib/gpubench > /etc/ld.so.conf.d/gpubench.conf && ldconfig \
     && ! ldd /usr/local/bin/gpubench_server /usr/local/bin/gpubench_worker /usr/local/bin/gpubench \
          | grep "not found"

@@ -273,6 +273,23 @@ std::string RenderResultDetail(const v1::RunResult& r) {
   const auto& m = r.measurement();
   absl::StrAppend(&out, "\nrun ", r.run_id(), " on ", r.backend(), " device ",
                   r.request().device_index(), " (", r.device().name(), ")\n");
+  if (r.has_user_kernel()) {
+    const v1::UserKernelReport& u = r.user_kernel();
+    absl::StrAppend(&out, "  user kernel   ", u.entry(), " (", u.kind(), ", sha256 ",
+                    u.code_sha256().substr(0, 16), ", ", u.lowered_name(), " for ",
+                    u.architecture(), ")\n");
+    absl::StrAppend(&out, "  compile       ",
+                    u.compile_cache_hit()
+                        ? std::string("cache hit")
+                        : absl::StrFormat("%.3f s", u.compile_seconds()),
+                    "; signature ", u.signature_checked() ? "checked" : "NOT checked", ": ",
+                    u.signature_note(), "\n");
+    absl::StrAppend(&out, "  seed          ", u.seed(), " (fresh for this run)\n");
+    for (const std::string& check : u.integrity_checks()) {
+      absl::StrAppend(&out, "  integrity     ", check, "\n");
+    }
+    if (!u.compile_log().empty()) absl::StrAppend(&out, "  compile log   ", u.compile_log(), "\n");
+  }
   absl::StrAppend(&out, "  method        ", m.method(), "\n");
   if (!m.timer().empty()) {
     absl::StrAppend(&out, "  timer         ", m.timer());

@@ -131,6 +131,11 @@ struct KernelFamily {
   bool blocking_kernel = true;
   // CPU backend: emulated threads per task of the thread pool.
   int64_t cpu_chunk_threads = 1 << 14;
+  // User kernels (kernels/user_kernel.h): true when the kernel takes KernelBuffers::alpha as a
+  // `float alpha` after its buffers (SAXPY); and the statement of an example user kernel's body
+  // for element `i` ("c[i] = a[i] + b[i];"), empty where the family has none.
+  bool alpha_argument = false;
+  absl::string_view user_example = {};
 };
 
 // ---- derived from the declaration ------------------------------------------------------------

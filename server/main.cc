@@ -150,6 +150,16 @@ ABSL_FLAG(std::string, tls_client_ca, "",
 ABSL_FLAG(std::string, token_file, "",
           "File of bearer tokens (one per line). When set, gpubench.v1.Benchmark calls need "
           "'authorization: Bearer <token>'; health and reflection stay open.");
+ABSL_FLAG(bool, allow_user_kernels, false,
+          "Run users' kernels (RunBenchmarkRequest.user_kernel: CUDA C++ compiled with NVRTC in the "
+          "device worker, PTX or cubin; docs/user-kernels.md). Off by default; on a non-loopback "
+          "--listen address the server refuses to start with it unless --token_file or mutual TLS "
+          "authenticates callers.");
+ABSL_FLAG(int64_t, max_user_kernel_bytes, int64_t{1} << 20,
+          "Largest user kernel source, PTX or cubin accepted, in bytes (at most 16 MiB).");
+ABSL_FLAG(double, user_kernel_compile_seconds, 30,
+          "A user kernel's compile that runs longer ends its worker (the run fails UNAVAILABLE; "
+          "the device's health is not charged).");
 ABSL_FLAG(bool, allow_profiling, true,
           "Allow requests to add a hardware-counter pass (CUPTI range profiler) for achieved "
           "occupancy. Counters need root or NVreg_RestrictProfilingToAdminUsers=0.");
@@ -240,6 +250,9 @@ ServerConfig ConfigFromFlags() {
   c.tls.key = absl::GetFlag(FLAGS_tls_key);
   c.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   c.token_file = absl::GetFlag(FLAGS_token_file);
+  c.user_kernels.allow = absl::GetFlag(FLAGS_allow_user_kernels);
+  c.user_kernels.max_bytes = absl::GetFlag(FLAGS_max_user_kernel_bytes);
+  c.user_kernels.compile_seconds = absl::GetFlag(FLAGS_user_kernel_compile_seconds);
   return c;
 }
 

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -91,7 +92,10 @@ WorkerOptions WorkerOptionsFor(const ServerConfig& c) {
             absl::StrCat("--cpu_min_launch_seconds=", c.cpu.min_launch_seconds),
             absl::StrCat("--device_malloc_heap_bytes=", w.device_malloc_heap_bytes),
             absl::StrCat("--device_printf_fifo_bytes=", w.device_printf_fifo_bytes),
-            absl::StrCat("--test_fault_kernels=", w.test_fault_kernels ? "true" : "false")};
+            absl::StrCat("--test_fault_kernels=", w.test_fault_kernels ? "true" : "false"),
+            absl::StrCat("--allow_user_kernels=", c.user_kernels.allow ? "true" : "false"),
+            absl::StrCat("--max_user_kernel_bytes=", c.user_kernels.max_bytes)};
+  o.user_kernel_compile_limit = absl::Seconds(c.user_kernels.compile_seconds);
   o.stall_timeout = absl::Seconds(w.stall_seconds);
   o.deadline_grace = absl::Seconds(w.deadline_grace_seconds);
   o.heartbeat_timeout = absl::Seconds(w.heartbeat_timeout_seconds);
@@ -211,6 +215,23 @@ absl::Status ValidateConfig(const ServerConfig& c) {
         "TLS needs both --tls_cert and --tls_key (and --tls_client_ca only with them); a partial "
         "TLS configuration would serve plaintext");
   }
+  number("max_user_kernel_bytes", static_cast<double>(c.user_kernels.max_bytes), 1,
+         16 << 20);
+  number("user_kernel_compile_seconds", c.user_kernels.compile_seconds, 0.1, 3600);
+  if (c.user_kernels.allow) {
+    // User code runs on the GPUs: only for callers who authenticate, or who are on this host.
+    if (!IsLoopbackListen(c.listen) && c.token_file.empty() && c.tls.client_ca.empty()) {
+      problems.push_back(absl::StrCat(
+          "--allow_user_kernels on the non-loopback address ", c.listen,
+          " needs --token_file or mutual TLS (--tls_client_ca): anyone who reaches the port could "
+          "run code on the GPUs (docs/user-kernels.md)"));
+    }
+    if (c.workers.mode != "process") {
+      problems.push_back(
+          "--allow_user_kernels needs --worker_mode=process: user kernels are compiled and run "
+          "only in a device worker, never in the server's process");
+    }
+  }
   if (problems.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
 }
@@ -278,6 +299,20 @@ absl::Status WritePortFile(const char* flag, const std::string& path, int port) 
   if (close(fd) != 0 && why.empty()) why = std::strerror(errno);
   if (why.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat("cannot write --", flag, "=", path, ": ", why));
+}
+
+bool IsLoopbackListen(const std::string& listen) {
+  if (absl::StartsWith(listen, "unix:") || absl::StartsWith(listen, "unix-abstract:")) return true;
+  std::string host = listen;
+  if (absl::StartsWith(host, "[")) {
+    const size_t close = host.find(']');
+    host = close == std::string::npos ? host : host.substr(1, close - 1);
+  } else if (const size_t colon = host.rfind(':'); colon != std::string::npos) {
+    host = host.substr(0, colon);
+  }
+  if (absl::StartsWith(host, "ipv4:")) host = host.substr(5);
+  if (absl::StartsWith(host, "ipv6:")) host = host.substr(5);
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
 }
 
 absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
@@ -350,6 +385,8 @@ ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend) {
   limits.max_warmup_seconds = config.max_warmup_seconds;
   limits.host_memory.cgroup_root = config.cgroup_root;
   if (config.test_flip_output_hash) limits.test_output_hash_xor = 1;
+  limits.user_kernels = {.allowed = config.user_kernels.allow,
+                         .max_code_bytes = config.user_kernels.max_bytes};
   return limits;
 }
 

@@ -112,7 +112,16 @@ struct ServerConfig {
     std::string cert, key, client_ca;
   } tls;
   std::string token_file;
+  // Users' kernels (docs/user-kernels.md).
+  struct UserKernels {
+    bool allow = false;                        // --allow_user_kernels
+    int64_t max_bytes = int64_t{1} << 20;      // --max_user_kernel_bytes
+    double compile_seconds = 30;               // --user_kernel_compile_seconds
+  } user_kernels;
 };
+
+// Whether `listen` (host:port, [v6]:port, unix:path) only accepts connections from this host.
+bool IsLoopbackListen(const std::string& listen);
 
 // Step 1. Every value checked: finite, in a range that makes sense, no partial TLS. Returns every
 // problem found, not only the first (INVALID_ARGUMENT).

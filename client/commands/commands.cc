@@ -25,6 +25,7 @@ int Compare(const Invocation& invocation);
 int Best(const Invocation& invocation);
 int Fleet(const Invocation& invocation);
 int Health(const Invocation& invocation);
+int Contract(const Invocation& invocation);
 
 namespace {
 
@@ -62,12 +63,16 @@ const std::vector<Command>& Commands() {
        .flags = {"format"},
        .main = Info},
       {.name = "run",
-       .synopsis = "gpubench run KERNEL --size N [flags]",
-       .summary = "Benchmark one kernel at one size (gemm: --size N for N^3, or --m --n --k).",
+       .synopsis = "gpubench run KERNEL --size N [flags] | gpubench run --source=F.cu --entry=E "
+                   "--family=F --dtype=D --size N",
+       .summary = "Benchmark one kernel at one size (gemm: --size N for N^3, or --m --n --k), or "
+                  "a user kernel (--source, --ptx, --cubin).",
        .flags =
            Measuring({"size", "m", "n", "k", "device", "device_uuid", "peer_device", "block_size",
                       "items_per_thread", "verify", "seed", "profile", "profile_runs", "samples",
-                      "histogram", "force", "format", "output_file", "mode"}),
+                      "histogram", "force", "format", "output_file", "mode", "source", "ptx",
+                      "cubin", "entry", "family", "dtype", "define", "maxrregcount", "fast_math",
+                      "line_info", "dynamic_shared_bytes", "grid"}),
        .main = Run,
        .result_formats = true},
       {.name = "sweep",
@@ -115,6 +120,11 @@ const std::vector<Command>& Commands() {
                   "2 UNKNOWN.",
        .flags = {"device", "device_uuid", "format"},
        .main = Health},
+      {.name = "contract",
+       .synopsis = "gpubench contract FAMILY --dtype=D [--entry NAME] [--format table|json]",
+       .summary = "The C++ signature and an example of a user kernel of FAMILY at dtype D.",
+       .flags = {"dtype", "entry", "format"},
+       .main = Contract},
       {.name = "help",
        .synopsis = "gpubench help [COMMAND]",
        .summary = "This list, or one command's flags.",

@@ -6,10 +6,13 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "common/sizes.h"
 #include "client/commands/commands.h"
 #include "client/commands/connection.h"
 #include "client/commands/flags.h"
 #include "client/commands/options.h"
+#include "client/commands/user_kernel.h"
 #include "client/output.h"
 #include "client/rpc_status.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
@@ -33,7 +36,17 @@ int Run(const Invocation& invocation) {
   // gemm takes --m/--n/--k (each defaulting to --size, which may then be omitted).
   const int64_t m = absl::GetFlag(FLAGS_m), n = absl::GetFlag(FLAGS_n), k = absl::GetFlag(FLAGS_k);
   const bool shaped = m != 0 || n != 0 || k != 0;
-  if (shaped && absl::GetFlag(FLAGS_size).empty() && args.size() == 3) {
+  const bool user = UserKernelRequested();
+  if (user) {
+    absl::StatusOr<int64_t> size = ParseElementCount(absl::GetFlag(FLAGS_size));
+    if (args.size() != 2 || !size.ok()) {
+      std::cerr << "gpubench: usage: gpubench run --source=F.cu --entry=E --family=F --dtype=D "
+                   "--size N (no KERNEL)"
+                << (size.ok() ? "" : absl::StrCat("; --size: ", size.status().message())) << "\n";
+      return kExitUsage;
+    }
+    elements = *size;
+  } else if (shaped && absl::GetFlag(FLAGS_size).empty() && args.size() == 3) {
     kernel = args[2];
   } else if (!ParseKernelAndSize(args, "gpubench run KERNEL --size N [--m M --n N --k K] [flags]",
                                  &kernel, &elements)) {
@@ -51,16 +64,24 @@ int Run(const Invocation& invocation) {
   if (absl::GetFlag(FLAGS_peer_device) >= 0) {
     request.set_peer_device_index(absl::GetFlag(FLAGS_peer_device));
   }
-  request.set_block_size(absl::GetFlag(FLAGS_block_size));
   std::vector<int> items;
   if (!ParseItemsPerThread(&items)) return kExitUsage;
   if (items.size() > 1) {
     std::cerr << "gpubench: run takes one --items_per_thread value (sweep takes a list)\n";
     return kExitUsage;
   }
-  if (!items.empty()) request.set_items_per_thread(items[0]);
+  if (user) {
+    if (!FillUserKernel(absl::GetFlag(FLAGS_block_size), items.empty() ? 0 : items[0],
+                        &request)) {
+      return kExitUsage;
+    }
+  } else {
+    request.set_block_size(absl::GetFlag(FLAGS_block_size));
+    if (!items.empty()) request.set_items_per_thread(items[0]);
+  }
   if (!FillMeasurement(request.mutable_measurement(), absl::GetFlag(FLAGS_mode))) return kExitUsage;
-  request.set_verify(absl::GetFlag(FLAGS_verify));
+  // A user kernel is always verified with a fresh seed: the server refuses either flag's change.
+  if (!user || !absl::GetFlag(FLAGS_verify)) request.set_verify(absl::GetFlag(FLAGS_verify));
   if (absl::GetFlag(FLAGS_seed) >= 0) request.set_seed(absl::GetFlag(FLAGS_seed));
   request.set_profile(absl::GetFlag(FLAGS_profile));
   request.set_force(absl::GetFlag(FLAGS_force));

@@ -48,6 +48,7 @@ constexpr KernelFamily kCopy{
     .buffers = kCopyBuffers,  // bytes per launch: 2 x elements x size (read src, write dst)
     .reference = &CopyReference,
     .copy_ceiling = true,
+    .user_example = "dst[i] = src[i];",
 };
 
 std::span<const KernelVariant> CopyVariants() { return kVariants; }

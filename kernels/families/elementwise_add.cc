@@ -539,6 +539,7 @@ constexpr KernelFamily kElementwiseAdd{
     .name = "elementwise_add",
     .buffers = kAddBuffers,  // bytes per launch: 3 x elements x size (read a, b; write c)
     .reference = &AddReference,
+    .user_example = "c[i] = a[i] + b[i];",
 };
 
 std::span<const KernelVariant> ElementwiseAddVariants() { return kVariants; }

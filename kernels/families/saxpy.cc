@@ -114,6 +114,8 @@ constexpr KernelFamily kSaxpy{
     .name = "saxpy",
     .buffers = kSaxpyBuffers,  // bytes per launch: 3 x 4 x elements (read x, read and write y)
     .reference = &MinimalReference,
+    .alpha_argument = true,
+    .user_example = "y[i] = alpha * x[i] + y[i];",
 };
 
 std::span<const KernelVariant> SaxpyVariants() { return kVariants; }

@@ -9,6 +9,7 @@
 #include "common/echo.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
+#include "server/engine/resolve_user_kernel.h"
 #include "server/engine/run_memory.h"
 
 namespace gpubench {
@@ -403,7 +404,11 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                                           const ServerLimits& limits,
                                           const TunedDefaults* tuned) {
   RunSpec spec;
-  ASSIGN_OR_RETURN(spec.kernel, ResolveKernel(request));
+  if (request.user_kernel.has_value()) {
+    RETURN_IF_ERROR(ResolveUserKernel(request, limits, &spec));  // resolve_user_kernel.cc
+  } else {
+    ASSIGN_OR_RETURN(spec.kernel, ResolveKernel(request));
+  }
   ASSIGN_OR_RETURN(spec.shape, ResolveRunShape(request, *spec.kernel, limits));
   spec.elements = spec.shape.elements;
   ASSIGN_OR_RETURN(spec.device_index, ResolveDeviceIndex(request, backend));
@@ -415,6 +420,7 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
   RETURN_IF_ERROR(CheckSharedMemoryFits(*spec.kernel, spec.geometry.block_size,
                                         spec.geometry.items_per_thread, device));
   RETURN_IF_ERROR(ChooseGrid(backend, device, &spec));
+  if (spec.user_kernel != nullptr) RETURN_IF_ERROR(FinishUserKernelRun(device, &spec));
   ASSIGN_OR_RETURN(spec.measurement, ResolveMeasurement(request.measurement, limits));
   RETURN_IF_ERROR(CheckTimer(spec.measurement, backend));
   RETURN_IF_ERROR(CheckPlacements(spec.measurement, *spec.kernel));

@@ -105,6 +105,8 @@ struct RunResult {
   // reason in clock_events_unavailable_reason where NVML cannot say.
   std::vector<std::string> clock_event_reasons;
   std::string clock_events_unavailable_reason;
+  // Runs of a user kernel: its hash, compile facts and the integrity checks applied.
+  std::optional<UserKernelReport> user_kernel;
 };
 
 // The practical bandwidth ceiling of one device: the bandwidth of the latest copy_d2d run that

@@ -5,6 +5,7 @@
 #define GPUBENCH_SERVER_ENGINE_RUN_SPEC_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "kernels/backend.h"
 #include "kernels/catalog.h"
 #include "kernels/launch.h"
+#include "server/engine/user_kernel_spec.h"
 
 namespace gpubench {
 
@@ -99,6 +101,8 @@ struct RunRequest {
   std::optional<uint64_t> seed;    // default: fresh random seed, echoed in the result
   bool profile = false;            // collect achieved occupancy from hardware counters
   bool force = false;              // run even when another process uses the GPU (shared mode)
+  // A user's kernel instead of a catalog variant (then `kernel` is empty; docs/user-kernels.md).
+  std::optional<UserKernelRequest> user_kernel;
 };
 
 // Server-side defaults and bounds; flags fill these in main.
@@ -127,6 +131,7 @@ struct ServerLimits {
   // TEST ONLY (--test_flip_output_hash): XORed into every result's output hash in the server
   // process, as a device with silently corrupted output would look to the fleet's SDC check.
   uint64_t test_output_hash_xor = 0;
+  UserKernelLimits user_kernels;  // --allow_user_kernels, --max_user_kernel_bytes
 };
 
 // A validated request: every field resolved to a concrete value.
@@ -150,6 +155,9 @@ struct RunSpec {
   bool force = false;     // skip the shared-node busy check (--gpu_sharing=shared)
   bool scheduled = false;  // submitted by the server's schedule (--schedule_plan), not an RPC
   double max_warmup_seconds = 10;  // ServerLimits::max_warmup_seconds
+  // A user kernel's run: `kernel` points at user_kernel->variant (in the worker, at the copy
+  // with its CUDA launcher bound). Null for catalog runs.
+  std::shared_ptr<const UserKernelSpec> user_kernel;
 };
 
 }  // namespace gpubench

@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/sizes.h"
+#include "kernels/user_kernel.h"
 #include "server/worker/wire.h"
 #include "server/worker/worker_exit.h"
 
@@ -189,7 +190,10 @@ class WorkerProcess {
                       .deadline = deadline,
                       .label = RunLabel(spec),
                       .last_progress_at = absl::Now(),
-                      .progress = progress_};
+                      .progress = progress_,
+                      .started_at = absl::Now(),
+                      .start_progress = progress_,
+                      .user_kernel = spec.user_kernel != nullptr};
     }
     Send(request);
     absl::StatusOr<wv1::Response> response = Await(pending, absl::InfiniteFuture(), &cancelled);
@@ -222,6 +226,9 @@ class WorkerProcess {
     std::string label;
     absl::Time last_progress_at;
     uint64_t progress = 0;
+    absl::Time started_at;
+    uint64_t start_progress = 0;  // a user kernel compiles until the progress first moves
+    bool user_kernel = false;
   };
 
   // "GPU-9830e61e-… (device 0)", or "device 0" before a description.
@@ -392,6 +399,11 @@ class WorkerProcess {
       }
       auto it = pending_.find(response.id());
       if (it == pending_.end()) continue;  // a query that timed out
+      if (run_.has_value() && run_->user_kernel && response.id() == run_->request_id &&
+          IsDeviceLost(StatusFromWire(response.status()))) {
+        // The worker exits next: that exit is the user kernel's doing, not the device's.
+        user_kernel_exit_expected_ = true;
+      }
       it->second->response = std::move(response);
       it->second->done = true;
       pending_.erase(it);
@@ -439,10 +451,19 @@ class WorkerProcess {
         return;
       }
       const absl::Time now = absl::Now();
-      const int recent = RecordFault(now);
+      // A user kernel that traps, hangs or kills its worker says nothing about the device: the
+      // worker restarts at once and the fault does not count toward the unhealthy verdict.
+      const bool user_fault = (run_.has_value() && run_->user_kernel) || user_kernel_exit_expected_;
+      user_kernel_exit_expected_ = false;
+      const int recent = user_fault ? CountFaults(now) : RecordFault(now);
       std::string during = run_.has_value() ? absl::StrCat(" during ", run_->label) : "";
       std::string next;
-      if (recent >= options_->max_faults) {
+      if (user_fault) {
+        state_ = WorkerState::kRestarting;
+        restart_at_ = now;
+        next = "; restarted (a user kernel's fault: not counted toward the device's health)";
+        fault = "user_kernel";
+      } else if (recent >= options_->max_faults) {
         state_ = WorkerState::kUnhealthy;
         MarkUnhealthy(now, absl::StrFormat("%d worker faults in %s, the last: the worker %s%s",
                                            recent, absl::FormatDuration(options_->fault_window),
@@ -476,6 +497,10 @@ class WorkerProcess {
   // Counts a fault at `now`; returns the faults within the window. mu_ held.
   int RecordFault(absl::Time now) {
     faults_.push_back(now);
+    return CountFaults(now);
+  }
+  // The faults within the window, without adding one. mu_ held.
+  int CountFaults(absl::Time now) {
     while (!faults_.empty() && faults_.front() < now - options_->fault_window) faults_.pop_front();
     return static_cast<int>(faults_.size());
   }
@@ -517,6 +542,13 @@ class WorkerProcess {
                      now > run_->deadline + options_->deadline_grace) {
             Kill("hang", absl::StrCat("still running ", absl::FormatDuration(now - run_->deadline),
                                       " after the run's deadline"));
+          } else if (run_.has_value() && run_->user_kernel &&
+                     run_->progress == run_->start_progress &&
+                     now - run_->started_at > options_->user_kernel_compile_limit) {
+            Kill("user_kernel", absl::StrCat("the user kernel's compile ran over ",
+                                             absl::FormatDuration(
+                                                 options_->user_kernel_compile_limit),
+                                             " (--user_kernel_compile_seconds)"));
           } else if (run_.has_value() && now - run_->last_progress_at > options_->stall_timeout) {
             Kill("stall", absl::StrCat("no progress for ",
                                        absl::FormatDuration(now - run_->last_progress_at),
@@ -597,6 +629,7 @@ class WorkerProcess {
   std::string kill_fault_, kill_reason_;
   std::string last_exit_;
   std::deque<absl::Time> faults_;
+  bool user_kernel_exit_expected_ = false;  // a user kernel's run answered with a sticky error
   absl::Time restart_at_, retry_at_ = absl::InfiniteFuture();
   std::string unhealthy_reason_;
   std::atomic<bool> exited_{false};
@@ -659,6 +692,8 @@ class WorkerBackend final : public Backend {
 
   // Asked of the first worker that answers; where none does, the worker's Open checks again.
   absl::Status CheckLaunchSize(const KernelVariant& variant, const RunShape& shape) const override {
+    // Not in the workers' catalogs; the worker refuses it on a CPU backend, whose limit this is.
+    if (IsUserKernel(variant)) return absl::OkStatus();
     wv1::Request request;
     wv1::CheckLaunchSize* c = request.mutable_check_launch_size();
     c->set_kernel(std::string(variant.name));

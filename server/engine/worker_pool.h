@@ -41,6 +41,8 @@ struct WorkerOptions {
   // An unhealthy device's worker is started again this long after it was marked (0: never).
   absl::Duration unhealthy_retry = absl::Minutes(10);
   int64_t max_memory_bytes = 0;  // a worker's resident memory limit (0: none)
+  // A user kernel's compile (the run's first phase) that runs longer ends the worker.
+  absl::Duration user_kernel_compile_limit = absl::Seconds(30);
 };
 
 // What a device's worker is doing, for observers (metrics, the health service).
@@ -48,7 +50,8 @@ enum class WorkerState { kStarting, kReady, kRestarting, kUnhealthy, kStopped };
 const char* WorkerStateName(WorkerState state);
 
 // A worker's change of state. `fault` names what ended the previous worker ("signal", "exit",
-// "device_lost", "hang", "stall", "heartbeat", "memory", "start"); empty when no fault did.
+// "device_lost", "hang", "stall", "heartbeat", "memory", "start", and "user_kernel" for any end a
+// user kernel's run caused, which never counts toward the unhealthy verdict); empty when none.
 struct WorkerEvent {
   int device = 0;
   WorkerState state = WorkerState::kStarting;

@@ -401,7 +401,28 @@ grpc::ServerUnaryReactor* BenchmarkService::GetServerInfo(grpc::CallbackServerCo
   l->set_max_timeout_seconds(limits.max_timeout_seconds);
   l->set_allow_profiling(limits.allow_profiling);
   l->set_max_warmup_seconds(limits.max_warmup_seconds);
+  l->set_allow_user_kernels(limits.user_kernels.allowed);
+  l->set_max_user_kernel_bytes(limits.user_kernels.max_code_bytes);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* BenchmarkService::GetKernelContract(
+    grpc::CallbackServerContext* context, const v1::GetKernelContractRequest* request,
+    v1::GetKernelContractResponse* response) {
+  if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const std::string entry = request->entry().empty() ? "my_kernel" : request->entry();
+  absl::Status valid = ValidateEntryName(entry, /*cxx=*/true);
+  absl::StatusOr<UserKernelContract> contract =
+      valid.ok() ? ContractFor(request->family(), request->dtype())
+                 : absl::StatusOr<UserKernelContract>(valid);
+  if (!contract.ok()) {
+    reactor->Finish(ToGrpcStatus(contract.status()));
+    return reactor;
+  }
+  ToProto(*contract, entry, response);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

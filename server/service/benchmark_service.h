@@ -45,6 +45,9 @@ class BenchmarkService final : public v1::Benchmark::CallbackService {
   grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext* context,
                                       const v1::GetHealthRequest* request,
                                       v1::GetHealthResponse* response) override;
+  grpc::ServerUnaryReactor* GetKernelContract(grpc::CallbackServerContext* context,
+                                              const v1::GetKernelContractRequest* request,
+                                              v1::GetKernelContractResponse* response) override;
 
  private:
   Engine* engine_;

@@ -108,7 +108,54 @@ RunRequest FromProto(const v1::RunBenchmarkRequest& request) {
   r.shape.n = request.shape().n();
   r.shape.k = request.shape().k();
   if (request.has_peer_device_index()) r.peer_device_index = request.peer_device_index();
+  if (request.has_user_kernel()) r.user_kernel = FromProto(request.user_kernel());
   return r;
+}
+
+UserKernelRequest FromProto(const v1::UserKernel& k) {
+  UserKernelRequest r;
+  switch (k.code_case()) {
+    case v1::UserKernel::kPtx:
+      r.kind = UserCodeKind::kPtx;
+      r.code = k.ptx();
+      break;
+    case v1::UserKernel::kCubin:
+      r.kind = UserCodeKind::kCubin;
+      r.code = k.cubin();
+      break;
+    default:
+      r.kind = UserCodeKind::kSource;
+      r.code = k.source();
+      break;
+  }
+  r.entry = k.entry();
+  r.family = k.family();
+  r.dtype = k.dtype();
+  r.compile.defines.assign(k.compile().defines().begin(), k.compile().defines().end());
+  r.compile.maxrregcount = k.compile().maxrregcount();
+  r.compile.fast_math = k.compile().fast_math();
+  r.compile.line_info = k.compile().line_info();
+  r.launch.block_size = k.launch().block_size();
+  r.launch.items_per_thread = k.launch().items_per_thread();
+  r.launch.dynamic_shared_bytes = k.launch().dynamic_shared_bytes();
+  r.launch.grid_size = k.launch().grid_size();
+  return r;
+}
+
+void ToProto(const UserKernelContract& c, absl::string_view entry,
+             v1::GetKernelContractResponse* out) {
+  out->set_family(std::string(c.family->name));
+  out->set_dtype(DTypeName(c.dtype));
+  out->set_signature(c.Signature(entry));
+  out->set_pointer_type(c.pointer_type);
+  for (const ContractParameter& p : c.parameters) {
+    v1::KernelContractParameter* o = out->add_parameters();
+    o->set_name(p.name);
+    o->set_type(p.type);
+    o->set_role(p.role);
+  }
+  out->set_example(c.Example(entry));
+  out->set_notes(c.notes);
 }
 
 void ToProto(const KernelVariant& k, bool available, v1::KernelInfo* out) {
@@ -344,6 +391,22 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   o->set_achieved_unavailable_reason(r.counters.unavailable_reason);
   out->set_explanation(r.explanation);
   ToProto(r.device, out->mutable_device());
+  if (r.user_kernel.has_value()) {
+    const UserKernelReport& u = *r.user_kernel;
+    v1::UserKernelReport* o = out->mutable_user_kernel();
+    o->set_kind(u.kind);
+    o->set_entry(u.entry);
+    o->set_lowered_name(u.lowered_name);
+    o->set_code_sha256(u.code_sha256);
+    o->set_architecture(u.architecture);
+    o->set_compile_cache_hit(u.compile_cache_hit);
+    o->set_compile_seconds(u.compile_seconds);
+    o->set_signature_checked(u.signature_checked);
+    o->set_signature_note(u.signature_note);
+    for (const std::string& c : u.integrity_checks) o->add_integrity_checks(c);
+    o->set_compile_log(u.compile_log);
+    o->set_seed(u.seed);
+  }
 }
 
 SweepPlan FromProto(const v1::RunSweepRequest& request) {

@@ -5,6 +5,7 @@
 #include "gpubench/v1/benchmark.pb.h"
 #include "kernels/backend.h"
 #include "kernels/catalog.h"
+#include "kernels/user_kernel.h"
 #include "server/engine/autotune.h"
 #include "server/engine/run_result.h"
 #include "server/engine/run_spec.h"
@@ -14,6 +15,9 @@
 namespace gpubench {
 
 RunRequest FromProto(const v1::RunBenchmarkRequest& request);
+UserKernelRequest FromProto(const v1::UserKernel& kernel);
+void ToProto(const UserKernelContract& contract, absl::string_view entry,
+             v1::GetKernelContractResponse* out);
 void ToProto(const KernelVariant& kernel, bool available, v1::KernelInfo* out);
 void ToProto(const DeviceInfo& device, v1::DeviceInfo* out);
 void ToProto(const RunResult& result, v1::RunResult* out);

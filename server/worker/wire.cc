@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "kernels/catalog.h"
+#include "kernels/user_kernel.h"
 
 // CBOR through nlohmann's field lists: std::optional, absl::Time and the catalog pointer need a
 // serializer of their own; enums travel as their integers (one build on both ends).
@@ -45,11 +46,67 @@ struct adl_serializer<const gpubench::KernelVariant*> {
   }
   static void from_json(const json& j, const gpubench::KernelVariant*& k) {
     const std::string name = j.get<std::string>();
+    if (name == gpubench::kUserKernelName) {
+      k = nullptr;  // a user kernel's variant: the decoder points at the rebuilt spec's
+      return;
+    }
     absl::StatusOr<const gpubench::KernelVariant*> found = gpubench::FindKernel(name);
     if (!found.ok()) {
       throw std::invalid_argument(absl::StrCat("kernel '", name, "' is not in this worker's catalog"));
     }
     k = *found;
+  }
+};
+// A user kernel crosses as its request (the code as a CBOR byte string) and is validated and
+// rebuilt on the other side (MakeUserKernelSpec), never trusted as a pointer.
+template <>
+struct adl_serializer<std::shared_ptr<const gpubench::UserKernelSpec>> {
+  static void to_json(json& j, const std::shared_ptr<const gpubench::UserKernelSpec>& u) {
+    if (u == nullptr) {
+      j = nullptr;
+      return;
+    }
+    const gpubench::UserKernelRequest& r = u->request;
+    j = json::object();
+    j["kind"] = static_cast<int>(r.kind);
+    j["code"] = json::binary(std::vector<std::uint8_t>(r.code.begin(), r.code.end()));
+    j["entry"] = r.entry;
+    j["family"] = r.family;
+    j["dtype"] = r.dtype;
+    j["defines"] = r.compile.defines;
+    j["maxrregcount"] = r.compile.maxrregcount;
+    j["fast_math"] = r.compile.fast_math;
+    j["line_info"] = r.compile.line_info;
+    j["block_size"] = r.launch.block_size;
+    j["items_per_thread"] = r.launch.items_per_thread;
+    j["dynamic_shared_bytes"] = r.launch.dynamic_shared_bytes;
+    j["grid_size"] = r.launch.grid_size;
+  }
+  static void from_json(const json& j, std::shared_ptr<const gpubench::UserKernelSpec>& u) {
+    if (j.is_null()) {
+      u.reset();
+      return;
+    }
+    gpubench::UserKernelRequest r;
+    r.kind = static_cast<gpubench::UserCodeKind>(j.at("kind").get<int>());
+    const std::vector<std::uint8_t>& code = j.at("code").get_binary();
+    r.code.assign(code.begin(), code.end());
+    r.entry = j.at("entry").get<std::string>();
+    r.family = j.at("family").get<std::string>();
+    r.dtype = j.at("dtype").get<std::string>();
+    r.compile.defines = j.at("defines").get<std::vector<std::string>>();
+    r.compile.maxrregcount = j.at("maxrregcount").get<int>();
+    r.compile.fast_math = j.at("fast_math").get<bool>();
+    r.compile.line_info = j.at("line_info").get<bool>();
+    r.launch.block_size = j.at("block_size").get<int>();
+    r.launch.items_per_thread = j.at("items_per_thread").get<int>();
+    r.launch.dynamic_shared_bytes = j.at("dynamic_shared_bytes").get<int>();
+    r.launch.grid_size = j.at("grid_size").get<int64_t>();
+    // The frame bounds the size here; the worker applies its own --max_user_kernel_bytes.
+    absl::StatusOr<std::shared_ptr<const gpubench::UserKernelSpec>> spec =
+        gpubench::MakeUserKernelSpec(std::move(r), gpubench::kMaxWorkerFrameBytes);
+    if (!spec.ok()) throw std::invalid_argument(std::string(spec.status().message()));
+    u = *std::move(spec);
   }
 };
 }  // namespace nlohmann
@@ -60,9 +117,9 @@ namespace gpubench {
 // crossing the process boundary: these sizes break the build first (x86-64, GCC 12). Update the
 // list, then the size.
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
-static_assert(sizeof(RunSpec) == 264, "new RunSpec field: list it below");
+static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 1824, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2128, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 7, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
@@ -79,7 +136,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MeasurementOptions, warmup_launches, min_samp
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSpec, kernel, elements, shape, device_index,
                                    peer_device_index, geometry, block_size_source, cache_mode,
                                    measurement, verify, seed, profile, profile_forbidden, force,
-                                   scheduled, max_warmup_seconds)
+                                   scheduled, max_warmup_seconds, user_kernel)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelReport, kind, entry, lowered_name, code_sha256,
+                                   architecture, compile_cache_hit, compile_seconds,
+                                   signature_checked, signature_note, integrity_checks,
+                                   compile_log, seed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     DeviceInfo, index, backend, name, uuid, pci_bus_id, compute_capability_major,
     compute_capability_minor, multiprocessor_count, max_threads_per_multiprocessor,
@@ -121,7 +182,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     operation_unit, operations, operations_per_second, seconds_per_operation, percent_of_peak,
     peak, launch_report, percent_of_copy_ceiling, copy_ceiling_bytes_per_second, verification,
     output_hash, resources, occupancy, counters, waves, explanation, device,
-    clock_event_reasons, clock_events_unavailable_reason)
+    clock_event_reasons, clock_events_unavailable_reason, user_kernel)
 
 namespace {
 
@@ -217,13 +278,31 @@ absl::Status StatusFromWire(const worker::v1::Status& wire) {
   return status;
 }
 
+// A user kernel's spec was rebuilt by its decoder: the run's variant is the rebuilt one's.
+static absl::Status PointAtUserVariant(RunSpec* spec) {
+  if (spec->user_kernel != nullptr) {
+    spec->kernel = &spec->user_kernel->variant;
+  } else if (spec->kernel == nullptr) {
+    return absl::DataLossError("a run spec names the user kernel but carries none");
+  }
+  return absl::OkStatus();
+}
+
 std::string EncodeRunSpec(const RunSpec& spec) { return Encode(spec); }
 absl::StatusOr<RunSpec> DecodeRunSpec(const std::string& cbor) {
-  return Decode<RunSpec>(cbor, "run spec");
+  absl::StatusOr<RunSpec> spec = Decode<RunSpec>(cbor, "run spec");
+  if (spec.ok()) {
+    if (absl::Status s = PointAtUserVariant(&*spec); !s.ok()) return s;
+  }
+  return spec;
 }
 std::string EncodeRunResult(const RunResult& result) { return Encode(result); }
 absl::StatusOr<RunResult> DecodeRunResult(const std::string& cbor) {
-  return Decode<RunResult>(cbor, "run result");
+  absl::StatusOr<RunResult> result = Decode<RunResult>(cbor, "run result");
+  if (result.ok()) {
+    if (absl::Status s = PointAtUserVariant(&result->spec); !s.ok()) return s;
+  }
+  return result;
 }
 std::string EncodeCapabilities(const BackendCapabilities& can) { return Encode(can); }
 absl::StatusOr<BackendCapabilities> DecodeCapabilities(const std::string& cbor) {

@@ -30,6 +30,8 @@
 #include "kernels/test_faults.h"
 #include "server/engine/measurement.h"
 #include "server/worker/open_backend.h"
+#include "server/worker/user_compiler.h"
+#include "server/worker/user_kernel_run.h"
 #include "server/worker/wire.h"
 #include "server/worker/worker_exit.h"
 
@@ -48,6 +50,14 @@ ABSL_FLAG(int64_t, device_malloc_heap_bytes, 8 << 20,
 ABSL_FLAG(int64_t, device_printf_fifo_bytes, 1 << 20,
           "The device-side printf FIFO of this worker's context (CUDA).");
 ABSL_FLAG(bool, test_fault_kernels, false, "Register the test-only fault variants.");
+ABSL_FLAG(bool, allow_user_kernels, false,
+          "As the server's flag: without it, the worker refuses user kernel runs.");
+ABSL_FLAG(int64_t, max_user_kernel_bytes, int64_t{1} << 20, "As the server's flag.");
+ABSL_FLAG(std::string, user_kernel_include_dir, gpubench::DefaultUserKernelIncludeDir(),
+          "Where NVRTC finds cuda_fp16.h and cuda_bf16.h (the CUDA toolkit's include/).");
+ABSL_FLAG(int, user_kernel_cache_entries, 64, "Compiled user kernels kept (LRU).");
+ABSL_FLAG(int64_t, user_kernel_cache_bytes, int64_t{64} << 20,
+          "Bytes of compiled user kernels kept (LRU).");
 
 namespace gpubench {
 namespace {
@@ -73,7 +83,13 @@ class Channel {
 // it measures.
 class Runner {
  public:
-  Runner(Backend* backend, Channel* channel) : backend_(backend), channel_(channel) {}
+  Runner(Backend* backend, Channel* channel)
+      : backend_(backend),
+        channel_(channel),
+        compiler_({.max_code_bytes = absl::GetFlag(FLAGS_max_user_kernel_bytes),
+                   .cache_entries = absl::GetFlag(FLAGS_user_kernel_cache_entries),
+                   .cache_bytes = absl::GetFlag(FLAGS_user_kernel_cache_bytes),
+                   .include_dir = absl::GetFlag(FLAGS_user_kernel_include_dir)}) {}
 
   uint64_t progress() const { return progress_.load(); }
   bool running() const { return running_.load(); }
@@ -132,15 +148,30 @@ class Runner {
       progress_.fetch_add(1);
       return cancelled_.load() || absl::Now() >= deadline;
     };
-    absl::StatusOr<RunResult> result = MeasureRun(*backend_, *spec, *device, cancelled, &pool_);
+    absl::StatusOr<RunResult> result =
+        spec->user_kernel != nullptr
+            ? MeasureUserKernel(*spec, *device, cancelled)
+            : MeasureRun(*backend_, *spec, *device, cancelled, &pool_);
     if (!result.ok() && absl::IsCancelled(result.status()) && absl::Now() >= deadline) {
       return absl::DeadlineExceededError("deadline passed while the run was measuring");
     }
     return result;
   }
 
+  absl::StatusOr<RunResult> MeasureUserKernel(const RunSpec& spec, const DeviceInfo& device,
+                                              const CancelledFn& cancelled) {
+    if (!absl::GetFlag(FLAGS_allow_user_kernels)) {
+      return absl::FailedPreconditionError(
+          "this worker was started without --allow_user_kernels");
+    }
+    // The compile is over when this runs: the server's compile limit no longer applies.
+    return MeasureUserKernelRun(*backend_, &compiler_, spec, device, cancelled, &pool_,
+                                [this] { progress_.fetch_add(1); });
+  }
+
   Backend* const backend_;
   Channel* const channel_;
+  UserCompiler compiler_;
   ParallelPool pool_{0};
   std::atomic<uint64_t> progress_{0};
   std::atomic<bool> running_{false};

@@ -1,0 +1,18 @@
+// The CLI's user-kernel flags (`gpubench run --source=... --entry=... --family=... --dtype=...`,
+// docs/user-kernels.md), shared by `run` and `contract` (client/commands/contract.cc).
+#ifndef GPUBENCH_CLIENT_COMMANDS_USER_KERNEL_H_
+#define GPUBENCH_CLIENT_COMMANDS_USER_KERNEL_H_
+
+#include "gpubench/v1/benchmark.pb.h"
+
+namespace gpubench::client {
+
+// Whether --source, --ptx or --cubin names a file (then `run` takes no KERNEL).
+bool UserKernelRequested();
+// Fills request->user_kernel from the flags and --block_size / --items_per_thread; false (the
+// message printed) for an unreadable file or a missing --entry, --family or --dtype.
+bool FillUserKernel(int block_size, int items_per_thread, v1::RunBenchmarkRequest* request);
+
+}  // namespace gpubench::client
+
+#endif  // GPUBENCH_CLIENT_COMMANDS_USER_KERNEL_H_

@@ -1,0 +1,80 @@
+// A user kernel as the engine carries it (docs/user-kernels.md): the request's plain values, the
+// validated spec with the run-time KernelVariant that stands in for a catalog variant, and what
+// the result says about it. No gRPC, no NVRTC, no CUDA.
+#ifndef GPUBENCH_SERVER_ENGINE_USER_KERNEL_SPEC_H_
+#define GPUBENCH_SERVER_ENGINE_USER_KERNEL_SPEC_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/catalog.h"
+#include "kernels/user_kernel.h"
+
+namespace gpubench {
+
+enum class UserCodeKind { kSource, kPtx, kCubin };
+const char* UserCodeKindName(UserCodeKind kind);  // "source", "ptx", "cubin"
+
+struct UserLaunchRequest {
+  int block_size = 0;
+  int items_per_thread = 0;  // 0: 1
+  int dynamic_shared_bytes = 0;
+  int64_t grid_size = 0;  // 0: covering grid
+};
+
+struct UserKernelRequest {
+  UserCodeKind kind = UserCodeKind::kSource;
+  std::string code = {};  // the source, the PTX text or the cubin's bytes
+  std::string entry = {};
+  std::string family = {};
+  std::string dtype = {};
+  UserCompileOptions compile = {};
+  UserLaunchRequest launch = {};
+};
+
+// What the server allows (flags; ServerLimits::user_kernels).
+struct UserKernelLimits {
+  bool allowed = false;                       // --allow_user_kernels
+  int64_t max_code_bytes = int64_t{1} << 20;  // --max_user_kernel_bytes
+};
+
+// A validated user kernel. `variant` is the run's KernelVariant (name kUserKernelName, the
+// family, dtype, tolerance of the family's built-in variant, the request's launch as its
+// policy); its CPU emulation computes nothing and its CUDA launcher is bound in the worker,
+// which also loads the image (server/worker/user_kernel_runtime.h). Shared by the RunSpec copies
+// of one run: the variant's address stays valid as long as any copy lives.
+struct UserKernelSpec {
+  UserKernelRequest request = {};
+  UserKernelContract contract = {};
+  KernelVariant variant = {};
+  std::string code_sha256 = {};  // hex
+};
+
+// Validates `request` (family and dtype with a contract, entry name, compile options, code size
+// and the source checks, launch bounds) and builds the spec. INVALID_ARGUMENT / FAILED_PRECONDITION
+// naming the field. Used by the server (resolve) and again by the worker on what it receives.
+absl::StatusOr<std::shared_ptr<const UserKernelSpec>> MakeUserKernelSpec(UserKernelRequest request,
+                                                                         int64_t max_code_bytes);
+
+// What a user kernel's result adds (RunResult::user_kernel; proto UserKernelReport).
+struct UserKernelReport {
+  std::string kind = {};
+  std::string entry = {};
+  std::string lowered_name = {};
+  std::string code_sha256 = {};
+  std::string architecture = {};
+  bool compile_cache_hit = false;
+  double compile_seconds = 0;
+  bool signature_checked = false;
+  std::string signature_note = {};
+  std::vector<std::string> integrity_checks = {};
+  std::string compile_log = {};
+  uint64_t seed = 0;
+};
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_SERVER_ENGINE_USER_KERNEL_SPEC_H_

@@ -1,0 +1,82 @@
+#include "server/worker/user_kernel_run.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/engine/user_kernel_checks.h"
+#include "server/worker/user_kernel_runtime.h"
+
+namespace gpubench {
+
+absl::StatusOr<RunResult> MeasureUserKernelRun(Backend& backend, UserCompiler* compiler,
+                                               const RunSpec& spec, const DeviceInfo& device,
+                                               const CancelledFn& cancelled, ParallelPool* pool,
+                                               const std::function<void()>& compiled_hook) {
+  const UserKernelSpec& user = *spec.user_kernel;
+  const bool cuda = backend.kind() == BackendKind::kCuda;
+  // The device's own architecture; where there is no device, compute_90 (PTX), so that a CPU
+  // build still runs every compile check.
+  const std::string architecture =
+      cuda ? absl::StrCat("sm_", device.compute_capability_major, device.compute_capability_minor)
+           : "compute_90";
+  ASSIGN_OR_RETURN(const CompiledUserKernel compiled, compiler->Compile(user, architecture));
+  if (compiled_hook) compiled_hook();
+  const std::string compiled_how =
+      absl::StrCat("the ", UserCodeKindName(user.request.kind), " of ", user.request.entry,
+                   " passed the ", "compile checks for ", compiled.architecture, " (",
+                   compiled.signature_checked ? "signature checked" : "signature not checked", ", ",
+                   compiled.cache_hit ? "compile cache hit" : "compiled", ")");
+  if (!cuda) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the ", backend.name(),
+                     " backend cannot run a user kernel: user kernels have no "
+                     "host emulation and need a CUDA device; ",
+                     compiled_how));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<UserKernelBinding> binding,
+                   BindUserKernel(compiled, user.variant, spec.device_index));
+  RunSpec run = spec;
+  run.kernel = &binding->variant();
+  ASSIGN_OR_RETURN(RunResult result, MeasureRun(backend, run, device, cancelled, pool));
+  UserKernelReport report{
+      .kind = UserCodeKindName(user.request.kind),
+      .entry = user.request.entry,
+      .lowered_name = compiled.lowered_name,
+      .code_sha256 = user.code_sha256,
+      .architecture = compiled.architecture,
+      .compile_cache_hit = compiled.cache_hit,
+      .compile_seconds = compiled.compile_seconds,
+      .signature_checked = compiled.signature_checked,
+      .signature_note = compiled.signature_note,
+      .integrity_checks = {"fresh_seed: the inputs came from a random seed drawn for this run "
+                           "(fixed seeds refused)",
+                           "outputs_poisoned: every output set to all-ones bytes before the "
+                           "verified launch",
+                           "every_element_verified: each element of each output against the "
+                           "host reference",
+                           "no_device_runtime: no relocatable device code, no launch from the "
+                           "device"},
+      .compile_log = compiled.log,
+      .seed = spec.seed};
+  if (compiled.signature_checked) {
+    report.integrity_checks.push_back(absl::StrCat("signature_checked: ", compiled.signature_note));
+  }
+  const bool verified = result.verification.has_value() && result.verification->passed;
+  std::string floor;
+  absl::Status plausible = CheckPhysicalFloor(result, &floor);
+  if (verified) {
+    RETURN_IF_ERROR(plausible);
+    report.integrity_checks.push_back(floor);
+  } else if (!plausible.ok()) {
+    // Verification already failed the run; the floor says how far from real it was.
+    result.notes.push_back(std::string(plausible.message()));
+  }
+  result.spec = spec;  // the spec as sent (its variant is the rebuilt one on decode)
+  result.user_kernel = std::move(report);
+  return result;
+}
+
+}  // namespace gpubench
