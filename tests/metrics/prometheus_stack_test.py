@@ -7,7 +7,8 @@
 3. A real Prometheus server scraping it; every PromQL expression of the Grafana dashboard and of
    the alert rules evaluated through the HTTP API without error, the dashboard ones returning data
    (except the GPU-only panels, which the CPU backend cannot feed: reported, not hidden).
-4. Every YAML and JSON file under deploy/ parses; the PrometheusRule embeds rules.yml's groups.
+4. Every YAML and JSON file under deploy/ parses; the PrometheusRule embeds rules.yml's and
+   health_rules.yml's groups.
 
     prometheus_stack_test.py SERVER_BINARY CLI_BINARY SOURCE_DIR
 """
@@ -417,7 +418,9 @@ def main():
             except ValueError as e:
                 check(False, f"{os.path.relpath(path, src)} parses: {e}")
         pr = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/base/prometheusrule.yaml")))
-        check(pr["spec"]["groups"] == rules["groups"], "PrometheusRule embeds rules.yml's groups")
+        health_rules = yaml.safe_load(open(os.path.join(src, "deploy/prometheus/health_rules.yml")))
+        check(pr["spec"]["groups"] == rules["groups"] + health_rules["groups"],
+              "PrometheusRule embeds rules.yml's groups, then health_rules.yml's")
         cm = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/base/configmap.yaml")))
         plan_ok = json.loads(cm["data"]["plan.json"])
         sweeps = plan_ok.get("sweeps", []) + plan_ok.get("multiDeviceSweeps", [])
