@@ -34,7 +34,7 @@ import dcgm_exporter
 GPU_ONLY = ("gpubench_run_peak_bandwidth_ratio", "gpubench_run_theoretical_occupancy_ratio",
             "gpubench_run_achieved_occupancy_ratio", "gpubench_run_peak_flops_ratio")
 # Families a build may lack while they land (their panels must then evaluate; with the family in
-# the catalog they need data). Empty: every family of issue #17 has landed.
+# the catalog they need data). Empty: every family has landed.
 TOLERATED_MISSING_FAMILIES = ()
 
 failures = []
@@ -235,7 +235,7 @@ def main():
                      ["sweep", "--kernels=add_f16,copy_d2d", "--sizes=1Ki,3000", "--progress=false"]):
             r = subprocess.run([cli_bin, *args, target], capture_output=True, text=True)
             check(r.returncode == 0, f"gpubench {' '.join(args)} exits 0 ({r.stderr.strip()[:200]})")
-        # One small run of every other family of the catalog (GEMM, copies, latency: issue #17),
+        # One small run of every other family of the catalog (GEMM, copies, latency),
         # so that each family's dashboard row has data. Peer copies need a second device: the
         # copy row gets its data from the host<->device kernels.
         catalog = catalog_of(cli_bin, target)
