@@ -169,12 +169,15 @@ void FillRow(const v1::RunResult& r, const std::string& target, v1::FleetRow* ro
   row->set_value(row->metric() == "operations_per_second"   ? t.operations_per_second()
                  : row->metric() == "seconds_per_operation" ? t.seconds_per_operation()
                                                             : t.bandwidth_bytes_per_second());
-  // The median's 95% interval (1.96 x its asymptotic standard error, 1.2533 stddev / sqrt(n)),
-  // as the server's health verdicts compute it (server/health/health_monitor.cc PointOf).
+  // The median's 95% interval: 1.96 x its asymptotic standard error, 1.2533 sigma / sqrt(n). Sigma
+  // from the IQR (IQR / 1.349) where there is one: one preempted sample can make the stddev
+  // larger than the median and the interval unbounded, which would hide a 100x regression.
   const double median = r.timing().median_seconds();
   const int n = r.timing().samples();
   if (n >= 2 && median > 0 && row->value() > 0) {
-    const double half = 1.96 * 1.2533 * r.timing().stddev_seconds() / std::sqrt(1.0 * n);
+    const double sigma = r.timing().iqr_seconds() > 0 ? r.timing().iqr_seconds() / 1.349
+                                                      : r.timing().stddev_seconds();
+    const double half = 1.96 * 1.2533 * sigma / std::sqrt(1.0 * n);
     if (row->metric() == "seconds_per_operation") {
       row->set_value_low(row->value() * std::max(0.0, median - half) / median);
       row->set_value_high(row->value() * (median + half) / median);
