@@ -430,10 +430,11 @@ def main():
                        "measurement": {"cacheMode": "HOT", "minSamples": 5, "maxSamples": 5,
                                        "minTimeSeconds": 0.001, "maxNoise": 0.5,
                                        "timeoutSeconds": 5}}, f)
-        # Outliers: 5% (the throttling node is 14% under, the others within 1%), judged on each
-        # row's interval: a row slowed by the client's own load has a wide one and is not named.
+        # Outliers: 8%: the throttling node is 14% under its model's median, the stepped node 5%
+        # (it is an outlier at 5%, as it should be), the others within 1%; judged on each row's
+        # interval, so a row slowed by the client's own load has a wide one and is not named.
         common = [cli_bin, "fleet", f"--plan={fleet_plan}", f"--parallelism={PARALLELISM}",
-                  "--format=json", "--retries=1", "--target_timeout=60", "--outlier_threshold=0.05"]
+                  "--format=json", "--retries=1", "--target_timeout=60", "--outlier_threshold=0.08"]
         rc10, _, _, wall10, rss10 = run_measured(common + [f"--targets_file={small_file}"], 300, tmp)
         report_path = os.path.join(tmp, "report.json")
         rc, out, err, wall, rss = run_measured(
