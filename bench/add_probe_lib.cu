@@ -1,7 +1,8 @@
 // libgpubench_add_probe.so: gpubench's elementwise-add launchers, its blocking kernel and its L2
 // flush, callable from Python (ctypes), so that bench/add_same_process.py can time them and
-// torch.add in ONE process, on the SAME buffers, under the same stream hold and flush (issue #19:
-// the 1Mi cold rows moved ~0.1 us between servers while Nsight Compute found the kernels equal).
+// torch.add in ONE process, on the SAME buffers, under the same stream hold and flush (the 1Mi
+// cold rows moved ~0.1 us between servers while Nsight Compute found the kernels equal:
+// bench/results/2026-11-30-h200-session6.md).
 //
 // The catalog's kernels are reached through the very launchers the server calls
 // (kernels/cuda/add_kernels.cu, add_bulk_kernels.cu, cub_kernels.cu are compiled into this

@@ -1,4 +1,4 @@
-"""gpubench's add kernels and torch.add timed in ONE process, on the SAME buffers (issue #19).
+"""gpubench's add kernels and torch.add timed in ONE process, on the SAME buffers (bench/results/2026-11-30-h200-session7.md).
 
 The server and bench/torch_add.py are two processes with their own allocations, stream holds and
 flushes. Here every difference between them is a factor that can be switched on its own:

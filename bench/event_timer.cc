@@ -8,12 +8,14 @@
 // Cold: the L2 is flushed before each launch with the server's clean flush (a read-only pass over
 // 2 x L2 bytes of zeros, kernels/cuda/timing.h), or EVENT_TIMER_FLUSH=memset: 2 x L2 bytes written.
 // Hot: EVENT_TIMER_BATCH launches (default 100) between the events. Knobs that reproduce the
-// server's hot loop one piece at a time (issue #19, probe vs server at 16Mi hot):
+// server's hot loop one piece at a time (probe vs server at 16Mi hot,
+// bench/results/2026-11-30-h200-session4.md):
 //   EVENT_TIMER_BLOCK=1  hold the stream with the server's blocking kernel while the events and
 //                        launches are queued (as the server does), instead of plain events.
 //   EVENT_TIMER_RESET=1  cudaCtxResetPersistingL2Cache() before every cold flush (the server does).
 //   EVENT_TIMER_NONBLOCKING=1  a cudaStreamNonBlocking stream (the server's) instead of a default one.
-// (issue #19, 1Mi cold: this program's launches ran 0.3-0.4 us faster than the server's.)
+// (1Mi cold: this program's launches ran 0.3-0.4 us faster than the server's,
+// bench/results/2026-11-30-h200-session4.md.)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -74,8 +76,8 @@ int main(int argc, char** argv) {
   int l2 = 0;
   CHECK_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   // EVENT_TIMER_ALLOC_BYTES: allocate each operand this large (at least its bytes), as
-  // bench/l2_probe does by default; the server allocates exactly the operand's bytes (issue #19:
-  // does the buffers' placement explain the probe's 16Mi hot lead?).
+  // bench/l2_probe does by default; the server allocates exactly the operand's bytes (does the
+  // buffers' placement explain the probe's 16Mi hot lead? bench/results/2026-11-30-h200-session7.md).
   const size_t alloc_bytes =
       std::max(bytes, static_cast<size_t>(std::max(0LL, std::atoll(
                           std::getenv("EVENT_TIMER_ALLOC_BYTES") ? std::getenv("EVENT_TIMER_ALLOC_BYTES") : "0"))));

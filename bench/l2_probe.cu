@@ -1,4 +1,4 @@
-// L2-policy probe for issue #19 (standalone; no gpubench code): times one elementwise add under
+// L2-policy probe (standalone; no gpubench code): times one elementwise add under
 // several cache policies with plain CUDA events, so one device call answers which policy helps
 // at which size and mode before the catalog commits to one. Built here with nvcc, carried.
 //
@@ -12,8 +12,8 @@
 //
 // Variants are f16_*, f32_* and (the 768 x 1 one-pass ones only) bf16_*; f16 and bf16 differ in
 // the add instruction alone. The sm_90 code of VecKernel<kF16|kBF16|kF32, kKeep, 1> is the code of
-// the catalog's add_*_l2keep at sizes that are a multiple of the 16-byte packet (issue #19,
-// bench/results/2026-11-30-l2keep-codegen.md).
+// the catalog's add_*_l2keep at sizes that are a multiple of the 16-byte packet
+// (bench/results/2026-11-30-l2keep-codegen.md).
 // Policies: "ro" = read-only loads (LDG.E.128.CONSTANT), plain stores (the catalog's tuned);
 // "cs" = __ldcs/__stcs (ld/st .cs, evict-first); "ro_stcs" = read-only loads, streaming stores;
 // "gs" = grid-stride resident grid (blocks per SM given), __ldcs/__stcs; "keepF" = the first
@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
   }
   // L2_PROBE_ALLOC_BYTES: bytes per operand buffer (default: the largest f32 size + 64). gpubench
   // allocates exactly the operand's bytes; the default here is larger, which places the three
-  // buffers differently in memory (the 16Mi hot f16 gap of issue #19 is measured both ways).
+  // buffers differently in memory (the 16Mi hot f16 gap of bench/results/2026-11-30-h200-add-round2.md is measured both ways).
   int64_t max_bytes = sizes.back() * 4 + 64;
   if (const char* e = std::getenv("L2_PROBE_ALLOC_BYTES")) max_bytes = std::atoll(e);
   uint4 *a, *b, *c;

@@ -1,5 +1,5 @@
 // pchase: an independent pointer-chase latency probe, the cross-check of gpubench's latency
-// family (issue #17). Shares no code with gpubench: its own cycle generator (a shuffled visiting
+// family. Shares no code with gpubench: its own cycle generator (a shuffled visiting
 // order linked into a ring, not Sattolo's algorithm), its own host-built layout copied to the
 // device (gpubench lays the cycle out with a device kernel), and in-kernel timing (clock64 cycles
 // and %globaltimer nanoseconds around the timed walk, not CUDA events around launches).

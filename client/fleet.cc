@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -113,6 +115,20 @@ double FractionWorse(double value, double reference, const std::string& metric) 
   return LowerIsBetter(metric) ? value / reference - 1 : 1 - value / reference;
 }
 
+// A row's 95% interval of its value, when it has a usable one: one that holds the value (an
+// edited or older report's row may not; it is then judged by its value alone).
+struct Interval {
+  double low, high;
+};
+Interval IntervalOf(const v1::FleetRow& r) {
+  const double v = ValueOf(r);
+  if (r.metric().empty() || !(r.value_high() > 0) || !(r.value_low() <= v) ||
+      !(v <= r.value_high())) {
+    return {v, v};
+  }
+  return {r.value_low(), r.value_high()};
+}
+
 // "3.21 TB/s", "512.3 TFLOP/s", "612.4 ns/load".
 std::string FormatValue(const std::string& metric, const std::string& unit, double value) {
   const std::string what = unit.empty() ? "op" : unit;
@@ -153,6 +169,24 @@ void FillRow(const v1::RunResult& r, const std::string& target, v1::FleetRow* ro
   row->set_value(row->metric() == "operations_per_second"   ? t.operations_per_second()
                  : row->metric() == "seconds_per_operation" ? t.seconds_per_operation()
                                                             : t.bandwidth_bytes_per_second());
+  // The median's 95% interval: 1.96 x its asymptotic standard error, 1.2533 sigma / sqrt(n). Sigma
+  // from the IQR (IQR / 1.349) where there is one: one preempted sample can make the stddev
+  // larger than the median and the interval unbounded, which would hide a 100x regression.
+  const double median = r.timing().median_seconds();
+  const int n = r.timing().samples();
+  if (n >= 2 && median > 0 && row->value() > 0) {
+    const double sigma = r.timing().iqr_seconds() > 0 ? r.timing().iqr_seconds() / 1.349
+                                                      : r.timing().stddev_seconds();
+    const double half = 1.96 * 1.2533 * sigma / std::sqrt(1.0 * n);
+    if (row->metric() == "seconds_per_operation") {
+      row->set_value_low(row->value() * std::max(0.0, median - half) / median);
+      row->set_value_high(row->value() * (median + half) / median);
+    } else {
+      row->set_value_low(row->value() * median / (median + half));
+      row->set_value_high(median - half > 0 ? row->value() * median / (median - half)
+                                            : std::numeric_limits<double>::infinity());
+    }
+  }
 }
 
 void FillRegressionFrom(const v1::FleetRow& r, v1::FleetRegression* g) {
@@ -293,6 +327,7 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
     for (size_t i = next++; i < targets.size(); i = next++) {
       v1::FleetTarget& out = outcomes[i];
       out.set_target(targets[i]);
+      const auto target_started = std::chrono::steady_clock::now();
       const auto deadline = std::chrono::steady_clock::now() +
                             std::chrono::milliseconds(
                                 static_cast<int64_t>(1000 * options.target_timeout_seconds));
@@ -405,6 +440,8 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
         }
         break;
       }
+      out.set_seconds(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - target_started).count());
       ++finished;
       say(absl::StrCat(out.target(), out.ok() ? ": ok, " : ": FAILED: ",
                        out.ok() ? absl::StrCat(out.rows_size(), " results") : out.error()));
@@ -470,7 +507,11 @@ void Summarize(double threshold, v1::FleetReport* report) {
     s->set_min_value(value_stats.min_seconds);
     s->set_max_value(value_stats.max_seconds);
     for (const v1::FleetRow* r : members) {
-      if (median <= 0 || FractionWorse(ValueOf(*r), median, metric) <= threshold) continue;
+      // An outlier only when its whole interval is past the threshold: the end nearest the
+      // median is still more than `threshold` worse.
+      const Interval in = IntervalOf(*r);
+      const double nearest = LowerIsBetter(metric) ? in.low : in.high;
+      if (median <= 0 || FractionWorse(nearest, median, metric) <= threshold) continue;
       v1::FleetOutlier* o = report->add_outliers();
       o->set_node_name(r->node_name());
       o->set_gpu_uuid(r->gpu_uuid());
@@ -488,6 +529,8 @@ void Summarize(double threshold, v1::FleetReport* report) {
       o->set_operation_unit(r->operation_unit());
       o->set_value(ValueOf(*r));
       o->set_model_median_value(median);
+      o->set_value_low(r->value_low());
+      o->set_value_high(r->value_high());
       s->set_outliers(s->outliers() + 1);
     }
   }
@@ -553,7 +596,12 @@ void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
     const std::string metric = MetricOf(*r);
     const double old = ValueOf(*it->second);
     const double worse = FractionWorse(ValueOf(*r), old, metric);
-    if (worse <= threshold) continue;
+    // The change's interval from both figures' intervals (as a change: -0.3 = 30% worse);
+    // SLOWER only when all of it lies past the threshold.
+    const Interval a = IntervalOf(*r), b = IntervalOf(*it->second);
+    const double change_low = LowerIsBetter(metric) ? 1 - a.high / b.low : a.low / b.high - 1;
+    const double change_high = LowerIsBetter(metric) ? 1 - a.low / b.high : a.high / b.low - 1;
+    if (worse <= threshold || !(change_high < -threshold)) continue;
     v1::FleetRegression* g = report->add_regressions();
     g->set_kind(v1::FleetRegression::SLOWER);
     FillRegressionFrom(*r, g);
@@ -564,13 +612,21 @@ void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
     g->set_value(ValueOf(*r));
     g->set_baseline_value(old);
     g->set_change(-worse);
+    g->set_value_low(r->value_low());
+    g->set_value_high(r->value_high());
+    g->set_baseline_value_low(it->second->value_low());
+    g->set_baseline_value_high(it->second->value_high());
+    g->set_change_low(change_low);
+    g->set_change_high(change_high);
     g->set_description(absl::StrFormat(
-        "SLOWER %s: %s: %s now vs %s in the baseline (%.1f%% worse)",
+        "SLOWER %s: %s: %s now vs %s in the baseline (%.1f%% worse; 95%% interval %.1f%% to "
+        "%.1f%%)",
         GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), r->target()),
         MeasurementText(r->kernel(), r->elements(), r->cache_mode(), r->block_size(),
                         r->items_per_thread()),
         FormatValue(metric, r->operation_unit(), ValueOf(*r)),
-        FormatValue(metric, r->operation_unit(), old), 100 * worse));
+        FormatValue(metric, r->operation_unit(), old), 100 * worse, -100 * change_high,
+        -100 * change_low));
   }
   for (const auto& [key, r] : before) {
     if (now.count(key)) continue;

@@ -1,4 +1,4 @@
-// How the gemm family picks among cuBLASLt's candidate algorithms (issue #17), free of CUDA so it
+// How the gemm family picks among cuBLASLt's candidate algorithms, free of CUDA so it
 // is unit-tested on any machine. At session setup kernels/cuda/gemm_lt.cc asks the heuristic for
 // up to kGemmHeuristicCandidates algorithms, times each briefly on the run's own buffers
 // (PlanGemmTrials: a few rounds, round-robin, so every candidate sees the same clocks and

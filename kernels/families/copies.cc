@@ -1,4 +1,4 @@
-// The host<->device and peer copy families (issue #17) and their variants: what a GPU's PCIe link
+// The host<->device and peer copy families and their variants: what a GPU's PCIe link
 // and NVLink deliver, as DCGM's diagnostics and nvbandwidth measure them.
 //   h2d_* / d2h_*: cudaMemcpyAsync between host memory (pinned: cudaHostAlloc; pageable: malloc,
 //     staged by the driver) and the device, judged against the PCIe link's theoretical rate of
@@ -140,8 +140,11 @@ constexpr LaunchPolicy kEnginePolicy{.block_size = 256, .items_per_thread = 16,
 // every SM's resident blocks (four packets in flight per thread inside the kernel).
 constexpr LaunchPolicy kSmPolicy{.block_size = 512, .items_per_thread = 4, .grid_stride = true};
 
-constexpr absl::string_view kCopyProvenance = "issue #17: copy engines (CUDA runtime)";
-constexpr absl::string_view kSmProvenance = "issue #17: SM-driven peer copy (after nvbandwidth)";
+constexpr absl::string_view kCopyProvenance =
+    "copy engines through cudaMemcpyAsync (CUDA runtime), as DCGM diagnostics and nvbandwidth's "
+    "CE tests drive them";
+constexpr absl::string_view kSmProvenance =
+    "SM-driven peer copy, after NVIDIA nvbandwidth's SM copy kernels";
 
 constexpr KernelVariant kVariants[] = {
     {.name = "copy_h2d_pinned", .family = &kH2DPinnedFamily, .dtype = DType::kF32,

@@ -152,8 +152,9 @@ constexpr LaunchPolicy BulkPolicy() {
 // The grid-stride streaming kernel: 4 packets per thread over a resident grid.
 constexpr LaunchPolicy kGridStrideF32{
     .block_size = 256, .items_per_thread = 16, .grid_stride = true};
-// Issue #19 (H200, 2026-11-30): 256 threads x 4 packets capped at 4 resident blocks per SM took
-// 24.0 us at 16Mi fp16 hot against add_f16_tuned's 26.1 us.
+// 256 threads x 4 packets capped at 4 resident blocks per SM: a proposed shape (reported at 24.0 us
+// at 16Mi fp16 hot vs add_f16_tuned's 26.1 us); measured here 26.50 us through the server and
+// 23.87 us under ncu (bench/results/2026-11-30-h200-add-round2.md).
 constexpr LaunchPolicy kGridStride16{.block_size = 256,
                                      .items_per_thread = 32,
                                      .grid_stride = true,
@@ -352,7 +353,7 @@ constexpr KernelVariant kVariants[] = {
      .cuda = GPUBENCH_CUDA(LaunchAddBF16BulkPdl),
      .min_compute_capability = 90},
 
-    // ---- L2-aware variants (issue #19) ----
+    // ---- L2-aware variants (bench/results/2026-11-30-h200-add-round2.md) ----
     // At 16Mi elements of fp16 the add moves 96 MiB, more than the H200's 60 MB L2 but not by
     // much, so in a loop over the same buffers (hot mode) the cache policy decides how much of
     // the inputs is still in L2 at the next launch. add_*_stream: the one-pass kernel with

@@ -1,4 +1,4 @@
-// The gemm family (issue #17): D = A . B^T through cuBLASLt, the vendor path, in six precisions;
+// The gemm family: D = A . B^T through cuBLASLt, the vendor path, in six precisions;
 // FLOP/s against the device's dense datasheet peak; verified on sampled elements of D with a
 // K-dependent bound. Host side: kernels/gemm.{h,cc}; CPU binding: kernels/cpu_gemm.cc; CUDA
 // binding: kernels/cuda/gemm_cuda.cc (cuBLASLt loaded at run time: kernels/cuda/gemm_lt.h).
@@ -132,13 +132,19 @@ std::optional<double> Peak(const DeviceInfo& device, const KernelVariant& varian
 constexpr KernelVariant Variant(absl::string_view name, DType dtype, absl::string_view description,
                                 int min_compute_capability, CpuSetupFn cpu_setup,
                                 CudaSetupFn cuda_setup) {
-  return {.name = name, .family = &kGemm, .dtype = dtype,
+  return {.name = name,
+          .family = &kGemm,
+          .dtype = dtype,
           // The CPU emulation's "threads" are rows of D (launch_items = M), 32 to a block.
           .default_policy = {.block_size = 32, .block_size_tunable = false},
           .description = description,
-          .provenance = "cuBLASLt's heuristic candidates, the fastest in setup trials (issue #17)",
-          .cpu = &cpu::GemmRows, .cuda = GPUBENCH_CUDA(GemmLaunch),
-          .min_compute_capability = min_compute_capability, .cpu_setup = cpu_setup,
+          .provenance =
+              "NVIDIA cuBLASLt (cublasLtMatmul): its heuristic's candidates, the fastest in "
+              "setup trials",
+          .cpu = &cpu::GemmRows,
+          .cuda = GPUBENCH_CUDA(GemmLaunch),
+          .min_compute_capability = min_compute_capability,
+          .cpu_setup = cpu_setup,
           .cuda_setup = cuda_setup};
 }
 

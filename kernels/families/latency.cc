@@ -95,17 +95,21 @@ double LatencyReference(const KernelVariant&, const HostData& data, int, int64_t
 }
 
 constexpr KernelVariant kVariants[] = {
-    {.name = "latency_chase", .family = &kLatency, .dtype = DType::kU64,
+    {.name = "latency_chase",
+     .family = &kLatency,
+     .dtype = DType::kU64,
      // One thread of one block: a single dependent chain (more threads would overlap loads).
      .default_policy = {.block_size = 1, .items_per_thread = 1, .block_size_tunable = false},
      .description = "pointer chase: one thread, each 8-byte load's address from the previous "
                     "load, over a random single cycle at a 128-byte stride through a footprint "
                     "of `elements` BYTES; seconds per load",
-     .provenance = "issue #17; the dependent-load chase of Saavedra & Smith (1995) and "
+     .provenance = "the dependent-load chase of Saavedra & Smith (1995) and "
                    "Mei & Chu, 'Dissecting GPU Memory Hierarchy through Microbenchmarking' "
                    "(IEEE TPDS 2017); cross-checked by bench/pchase.cu",
-     .cpu = &cpu::LatencyChase, .cuda = GPUBENCH_CUDA(LaunchLatencyChase),
-     .cpu_setup = &cpu::LatencyChaseSetup, .cuda_setup = GPUBENCH_CUDA(LatencyChaseSetup)},
+     .cpu = &cpu::LatencyChase,
+     .cuda = GPUBENCH_CUDA(LaunchLatencyChase),
+     .cpu_setup = &cpu::LatencyChaseSetup,
+     .cuda_setup = GPUBENCH_CUDA(LatencyChaseSetup)},
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Change points in one GPU's series of one health measurement (issue #31): a two-window test on
+// Change points in one GPU's series of one health measurement: a two-window test on
 // the relative difference of window means, with an interval from both the pass-to-pass spread and
 // each run's own sampling error, and confirmation re-runs before a change is declared. Protobuf-
 // free; not thread-safe (the health monitor serializes access).

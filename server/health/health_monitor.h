@@ -1,4 +1,4 @@
-// Health verdicts per GPU (issue #31, docs/health.md): PASS, DEGRADED, FAIL or UNKNOWN, each with
+// Health verdicts per GPU (docs/health.md): PASS, DEGRADED, FAIL or UNKNOWN, each with
 // its evidence, from the scheduled plan's results against (a) the GPU model's expected floors
 // (a shipped table, overridable by a file) and (b) the GPU's own history (a change-point series
 // per GPU and measurement, kept under --state_dir across restarts, confirmed by re-runs).

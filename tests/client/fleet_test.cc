@@ -377,6 +377,66 @@ TEST(FleetMetrics, AHigherLatencyIsARegressionAndALowerOneIsNot) {
   EXPECT_THAT(g.description(), HasSubstr("10.0% worse"));
 }
 
+// Confidence: a row's 95% interval (from its run's samples) must lie wholly past the threshold
+// for an outlier or a regression; a noisy row whose point value is past it is not declared.
+v1::FleetRow WithInterval(v1::FleetRow r, double low, double high) {
+  r.set_value_low(low);
+  r.set_value_high(high);
+  return r;
+}
+
+TEST(FleetConfidence, AnOutlierNeedsItsWholeIntervalPastTheThreshold) {
+  // Median 100; n3 and n4 both 15% under it (threshold 10%): n3's interval [84, 87] excludes
+  // 90, n4's [80, 95] does not.
+  v1::FleetReport report = Report(
+      {MetricRow("n1", "bytes_per_second", "", 100), MetricRow("n2", "bytes_per_second", "", 100),
+       MetricRow("n5", "bytes_per_second", "", 101),
+       WithInterval(MetricRow("n3", "bytes_per_second", "", 85), 84, 87),
+       WithInterval(MetricRow("n4", "bytes_per_second", "", 85), 80, 95)});
+  Summarize(0.10, &report);
+  ASSERT_THAT(report.outliers(), SizeIs(1));
+  EXPECT_EQ(report.outliers(0).node_name(), "n3");
+  EXPECT_DOUBLE_EQ(report.outliers(0).value_low(), 84);
+  EXPECT_DOUBLE_EQ(report.outliers(0).value_high(), 87);
+}
+
+TEST(FleetConfidence, ARegressionNeedsTheChangesIntervalPastTheThreshold) {
+  // Both 8% slower than a baseline of 100 (threshold 5%): n1's change interval from [91, 93]
+  // against [99, 101] is -9.9% .. -6.1% (declared); n2's from [88, 97] is -12.9% .. -2.0% (not).
+  const v1::FleetReport baseline =
+      Report({WithInterval(MetricRow("n1", "bytes_per_second", "", 100), 99, 101),
+              WithInterval(MetricRow("n2", "bytes_per_second", "", 100), 99, 101)});
+  v1::FleetReport now = Report({WithInterval(MetricRow("n1", "bytes_per_second", "", 92), 91, 93),
+                                WithInterval(MetricRow("n2", "bytes_per_second", "", 92), 88, 97)});
+  CompareWithBaseline(baseline, 0.05, &now);
+  ASSERT_THAT(now.regressions(), SizeIs(1));
+  const v1::FleetRegression& g = now.regressions(0);
+  EXPECT_EQ(g.node_name(), "n1");
+  EXPECT_NEAR(g.change_low(), 91.0 / 101 - 1, 1e-12);
+  EXPECT_NEAR(g.change_high(), 93.0 / 99 - 1, 1e-12);
+  EXPECT_DOUBLE_EQ(g.baseline_value_low(), 99);
+  EXPECT_THAT(g.description(), HasSubstr("95% interval 6.1% to 9.9%"));
+  // Latency (lower is better): 10% higher with [655, 665] ns against [598, 602] ns is declared.
+  const v1::FleetReport lat_base = Report(
+      {WithInterval(MetricRow("n1", "seconds_per_operation", "load", 600e-9), 598e-9, 602e-9)});
+  v1::FleetReport lat_now = Report(
+      {WithInterval(MetricRow("n1", "seconds_per_operation", "load", 660e-9), 655e-9, 665e-9)});
+  CompareWithBaseline(lat_base, 0.05, &lat_now);
+  ASSERT_THAT(lat_now.regressions(), SizeIs(1));
+  EXPECT_NEAR(lat_now.regressions(0).change_high(), 1 - 655.0 / 602, 1e-9);
+}
+
+TEST(FleetConfidence, AnIntervalThatDoesNotHoldItsValueIsIgnored) {
+  // An edited baseline (value scaled, interval not): judged by the values alone.
+  const v1::FleetReport baseline =
+      Report({WithInterval(MetricRow("n1", "bytes_per_second", "", 10000), 99, 101)});
+  v1::FleetReport now =
+      Report({WithInterval(MetricRow("n1", "bytes_per_second", "", 100), 99, 101)});
+  CompareWithBaseline(baseline, 0.05, &now);
+  ASSERT_THAT(now.regressions(), SizeIs(1));
+  EXPECT_NEAR(now.regressions(0).change(), -0.99, 1e-12);
+}
+
 TEST(FleetJson, BadBaselinesAreRejectedWithAReason) {
   EXPECT_EQ(ParseFleetReport("not json").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(ParseFleetReport("{}").status().message(), HasSubstr("no targets"));

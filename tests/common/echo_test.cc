@@ -37,7 +37,7 @@ TEST(ClosestNames, SuggestsNearestKernels) {
   EXPECT_TRUE(ClosestNames(std::string(100000, 'a'), names, 3).empty());
 }
 
-// Issue 18 hostile (8): token files are read alike by server and CLI; unusable tokens refused.
+// Hostile input: token files are read alike by server and CLI; unusable tokens refused.
 TEST(Tokens, TrimsCommentsAndCrlf) {
   EXPECT_EQ(ParseTokenLines("# comment\r\n\r\n  abc123\r\n"), std::vector<std::string>{"abc123"});
   EXPECT_EQ(ParseTokenLines("tok\n"), std::vector<std::string>{"tok"});

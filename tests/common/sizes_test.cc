@@ -26,7 +26,7 @@ TEST(ParseElementCount, RejectsBadText) {
   EXPECT_EQ(ParseElementCount("12X").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// Issue 18 (7): 'm' is milli in SI; only the documented spellings are accepted, case included.
+// 'm' is milli in SI; only the documented spellings are accepted, case included.
 TEST(ParseElementCount, SuffixCaseMatters) {
   for (const char* bad : {"256m", "1g", "1gi", "4ki", "256mi", "16MI", "1KI", "2GI"}) {
     const absl::StatusOr<int64_t> n = ParseElementCount(bad);

@@ -51,6 +51,12 @@ c = ds["spec"]["template"]["spec"]["containers"][0]
 env = {e["name"]: e for e in c.get("env", [])}
 check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
       == "spec.nodeName", "NODE_NAME from the downward API")
+# The health history survives pod restarts: --state_dir on a hostPath volume mounted there.
+state = next((a.split("=", 1)[1] for a in c["args"] if a.startswith("--state_dir=")), None)
+mounts = {m["mountPath"]: m["name"] for m in c.get("volumeMounts", [])}
+volumes = {v["name"]: v for v in ds["spec"]["template"]["spec"]["volumes"]}
+check(state is not None and "hostPath" in volumes.get(mounts.get(state), {}),
+      f"--state_dir={state} is a hostPath volume (the health history outlives the pod)")
 images = {c["image"]} | {cc["image"] for cc in pods[1]["containers"]}
 check(len({i.split(":")[1] for i in images}) == 1, f"one image tag {sorted(images)}")
 check(pods[1]["containers"][0]["image"].startswith("ghcr.io/gpubench/gpubench-client:"),

@@ -1,5 +1,5 @@
-// Issue 18, end to end through real channels: what a newcomer's first hour and a hostile client
-// or careless operator found. Each test names the issue's item it would have caught.
+// Hardening, end to end through real channels: what a newcomer's first hour and a hostile client
+// or careless operator found, one test per finding.
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/dynamic_message.h>

@@ -1,4 +1,4 @@
-// Issue 18, hostile item 12: bad TLS material refuses to start with a message that says what is
+// Bad TLS material refuses to start with a message that says what is
 // wrong (exit 2, docs/security.md), and a client that mutual TLS refuses gets
 // the CLI's "not authenticated" exit 4, not "unreachable" 3 (docs/cli.md, exit codes), and
 // says why: with TLS 1.3 gRPC sees only "Socket closed", so the CLI asks the server

@@ -300,7 +300,7 @@ TEST_F(MeasureTest, CancellationBetweenSamples) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
 }
 
-// Issue 18 (hostile 4): every phase of a run sees cancellation. Cancelling at the k-th poll, for
+// Every phase of a run sees cancellation. Cancelling at the k-th poll, for
 // every k until the run completes, ends the run in each phase in turn.
 TEST_F(MeasureTest, EveryPhaseHonoursCancellation) {
   RunSpec spec = Spec();

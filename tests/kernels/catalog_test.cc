@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/gemm.h"
@@ -31,6 +32,11 @@ TEST(Catalog, EntriesAreWellFormed) {
     EXPECT_NE(k.cpu, nullptr) << k.name;
     EXPECT_FALSE(k.description.empty()) << k.name;
     EXPECT_FALSE(k.provenance.empty()) << k.name;
+    // Provenance names a source a user can find (an article, a paper, a library), never this
+    // project's issue numbers.
+    EXPECT_FALSE(absl::StrContains(absl::AsciiStrToLower(k.provenance), "issue"))
+        << k.name << ": " << k.provenance;
+    EXPECT_FALSE(absl::StrContains(k.provenance, "#")) << k.name << ": " << k.provenance;
     // The seeds' elementwise families: whole warps, bytes per element by their buffers. (A
     // pointer chase runs one thread and moves no counted bytes.)
     if (k.family->name == "elementwise_add" || k.family->name == "saxpy" ||

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #19: the sm_90 machine code of the catalog's add_*_l2keep kernel at packet-multiple sizes
+# The sm_90 machine code of the catalog's add_*_l2keep kernel at packet-multiple sizes
 # (AddOnePassKernel<T, 1|2, kL2Keep, kTail = false>, kernels/cuda/add_kernels.cu) must stay the
 # code of bench/l2_probe.cu's VecKernel<T, kKeep, 1|2>, which the H200 timed 3% faster than the
 # catalog's kernel before they were made the same (2026-11-30). Compiles both to sm_90 cubins and

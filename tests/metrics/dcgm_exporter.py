@@ -3,7 +3,7 @@
 Written from NVIDIA/dcgm-exporter's sources (read, not copied): the metric names are the fields
 etc/default-counters.csv enables (release 4.5.3-4.8.2, unchanged on main since), one series per
 GPU with the labels of internal/pkg/rendermetrics/render_metrics.go, in its order. Main renamed
-the host label `Hostname` to `hostname` after that release (#655); clusters run both for a while.
+the host label `Hostname` to `hostname` after that release (NVIDIA/dcgm-exporter#655); clusters run both for a while.
 The clock-event bitmask is not a default counter: a site adds it to its counters CSV, under its
 DCGM 3.3+ name DCGM_FI_DEV_CLOCKS_EVENT_REASONS (deploy/dcgm-exporter/gpubench-counters.csv) or,
 in CSVs written before DCGM 3.3, DCGM_FI_DEV_CLOCK_THROTTLE_REASONS (the same field id).

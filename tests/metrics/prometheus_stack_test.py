@@ -7,7 +7,8 @@
 3. A real Prometheus server scraping it; every PromQL expression of the Grafana dashboard and of
    the alert rules evaluated through the HTTP API without error, the dashboard ones returning data
    (except the GPU-only panels, which the CPU backend cannot feed: reported, not hidden).
-4. Every YAML and JSON file under deploy/ parses; the PrometheusRule embeds rules.yml's groups.
+4. Every YAML and JSON file under deploy/ parses; the PrometheusRule embeds rules.yml's and
+   health_rules.yml's groups.
 
     prometheus_stack_test.py SERVER_BINARY CLI_BINARY SOURCE_DIR
 """
@@ -33,7 +34,7 @@ import dcgm_exporter
 GPU_ONLY = ("gpubench_run_peak_bandwidth_ratio", "gpubench_run_theoretical_occupancy_ratio",
             "gpubench_run_achieved_occupancy_ratio", "gpubench_run_peak_flops_ratio")
 # Families a build may lack while they land (their panels must then evaluate; with the family in
-# the catalog they need data). Empty: every family of issue #17 has landed.
+# the catalog they need data). Empty: every family has landed.
 TOLERATED_MISSING_FAMILIES = ()
 
 failures = []
@@ -234,7 +235,7 @@ def main():
                      ["sweep", "--kernels=add_f16,copy_d2d", "--sizes=1Ki,3000", "--progress=false"]):
             r = subprocess.run([cli_bin, *args, target], capture_output=True, text=True)
             check(r.returncode == 0, f"gpubench {' '.join(args)} exits 0 ({r.stderr.strip()[:200]})")
-        # One small run of every other family of the catalog (GEMM, copies, latency: issue #17),
+        # One small run of every other family of the catalog (GEMM, copies, latency),
         # so that each family's dashboard row has data. Peer copies need a second device: the
         # copy row gets its data from the host<->device kernels.
         catalog = catalog_of(cli_bin, target)
@@ -417,7 +418,9 @@ def main():
             except ValueError as e:
                 check(False, f"{os.path.relpath(path, src)} parses: {e}")
         pr = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/base/prometheusrule.yaml")))
-        check(pr["spec"]["groups"] == rules["groups"], "PrometheusRule embeds rules.yml's groups")
+        health_rules = yaml.safe_load(open(os.path.join(src, "deploy/prometheus/health_rules.yml")))
+        check(pr["spec"]["groups"] == rules["groups"] + health_rules["groups"],
+              "PrometheusRule embeds rules.yml's groups, then health_rules.yml's")
         cm = yaml.safe_load(open(os.path.join(src, "deploy/kubernetes/base/configmap.yaml")))
         plan_ok = json.loads(cm["data"]["plan.json"])
         sweeps = plan_ok.get("sweeps", []) + plan_ok.get("multiDeviceSweeps", [])

@@ -153,7 +153,7 @@ TEST_F(TunedStoreTest, UnwritableFileKeepsTheValueInMemoryAndSaysSo) {
   EXPECT_EQ(engine->tuned_defaults().Get(0, "add_f32")->block_size, 128);
 }
 
-// Issue 18 hostile (10): an unusable location is found at start-up, not at the first apply, and
+// An unusable location is found at start-up, not at the first apply, and
 // a directory is refused with a message (it used to abort with an uncaught exception).
 TEST_F(TunedStoreTest, UnusableLocationsFailAtOpen) {
   auto engine = NewEngine();
