@@ -19,6 +19,7 @@
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/cupti_activity.h"
 #include "kernels/cuda/cupti_profiler.h"
+#include "kernels/cuda/device_verify.h"
 #include "kernels/cuda/generate.h"
 #include "kernels/cuda/timing.h"
 #include "kernels/run_buffers.h"
@@ -316,6 +317,33 @@ class CudaSession final : public Session {
     }
     SelectCopy(0);
     return absl::OkStatus();
+  }
+
+  // Issue #30: RunOnceAndRead's launch, checked on the device (kernels/cuda/device_verify.h);
+  // the placement copies' bytes are compared with copy 0's there too.
+  bool CanVerifyOnDevice() const override { return cuda::CanVerifyOnDevice(variant_); }
+  absl::StatusOr<DeviceVerifyReport> VerifyOnDevice(const SampleIndices& samples) override {
+    SelectCopy(0);
+    RETURN_IF_ERROR(ResetOutputs());
+    RETURN_IF_ERROR(Launch());
+    ASSIGN_OR_RETURN(DeviceVerifyReport report,
+                     cuda::VerifyOnDevice(variant_, buffers_, data_, samples, stream_));
+    const KernelBuffers copy0 = buffers_;
+    for (size_t copy = 1; copy < Copies(); ++copy) {
+      SelectCopy(copy);
+      RETURN_IF_ERROR(ResetOutputs());
+      RETURN_IF_ERROR(Launch());
+      absl::StatusOr<int64_t> differ =
+          cuda::CountVerifiedDifferences(variant_, copy0, buffers_, stream_);
+      SelectCopy(0);
+      if (!differ.ok()) return differ.status();
+      if (*differ != 0) {
+        return absl::InternalError(absl::StrCat(variant_.name, ": ", *differ, " words of placement copy ", copy,
+                                                " differ from copy 0's after the same launch"));
+      }
+    }
+    SelectCopy(0);
+    return report;
   }
 
   std::string LaunchReport() const override { return launch_report_; }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "kernels/host_cross_check.h"
 #include "kernels/reference.h"
 #include "server/engine/explain.h"
 #include "server/engine/stopping.h"
@@ -417,11 +418,23 @@ absl::Status Summarize(const RunSpec& spec, const std::vector<double>& samples,
   return absl::OkStatus();
 }
 
-// Verification: one more launch, its output checked against the host reference.
+// Verification: one more launch, its output checked against the reference. Where the session
+// can (the CUDA backend, a family with a device reference), every element is compared on the
+// device and the host reference cross-checks a sample (kernels/host_cross_check.h); otherwise
+// the outputs are read back and compared on the host (all elements, or GEMM's sample).
 absl::Status VerifyOutput(Session& session, const RunSpec& spec, const HostData& data,
                           const CancelledFn& cancelled, ParallelPool* pool, RunResult* result) {
   if (!spec.verify) return absl::OkStatus();
   if (cancelled()) return absl::CancelledError("run cancelled before verification");
+  if (session.CanVerifyOnDevice()) {
+    const SampleIndices samples = HostSampleIndices(*spec.kernel, spec.shape, spec.seed);
+    ASSIGN_OR_RETURN(const DeviceVerifyReport report, session.VerifyOnDevice(samples));
+    ASSIGN_OR_RETURN(result->verification,
+                     CombineDeviceVerification(*spec.kernel, data, samples, report));
+    result->output_hash =
+        OutputHashFromChunks(*spec.kernel, report.chunk_hashes, report.hashed_bytes);
+    return absl::OkStatus();
+  }
   BufferContents outputs;
   RETURN_IF_ERROR(session.RunOnceAndRead(&outputs));
   result->verification = Verify(*spec.kernel, data, outputs, pool);

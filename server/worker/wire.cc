@@ -90,10 +90,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleStatistics, count, min_seconds, median_seconds,
                                    mean_seconds, max_seconds, stddev_seconds, relative_noise,
                                    p5_seconds, p25_seconds, p75_seconds, p95_seconds, iqr_seconds)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Verification, passed, checked, sampled, mismatches,
-                                   max_abs_error, max_rel_error, first_mismatch_buffer,
-                                   first_mismatch_index, first_mismatch_expected,
-                                   first_mismatch_actual, rtol, atol)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MismatchedElement, buffer, index, expected, actual)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Verification, passed, checked, sampled, where, device_checked,
+                                   host_checked, method, mismatches, max_abs_error, max_rel_error,
+                                   first_mismatch_buffer, first_mismatch_index,
+                                   first_mismatch_expected, first_mismatch_actual, rtol, atol,
+                                   first_mismatches)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelResources, available, unavailable_reason,
                                    registers_per_thread, static_shared_bytes,
                                    local_bytes_per_thread, max_threads_per_block, ptx_version,
