@@ -11,6 +11,7 @@ class DescribeAmendingBackend final : public Backend {
   DescribeAmendingBackend(std::unique_ptr<Backend> inner, std::function<void(DeviceInfo&)> amend)
       : inner_(std::move(inner)), amend_(std::move(amend)) {}
   BackendKind kind() const override { return inner_->kind(); }
+  bool GeneratesInputsOnDevice() const override { return inner_->GeneratesInputsOnDevice(); }
   std::string SampleMethod(bool cold, int hot_batch_size,
                            std::optional<KernelDurationSource> durations) const override {
     return inner_->SampleMethod(cold, hot_batch_size, durations);

@@ -303,6 +303,11 @@ class Backend {
   virtual std::string SampleMethod(bool cold, int hot_batch_size,
                                    std::optional<KernelDurationSource> durations) const = 0;
 
+  // Whether Open fills the buffers GeneratedOnDevice (kernels/family.h) names on the device from
+  // HostData::seed, never reading their host copies (the CUDA backend): the engine then skips
+  // generating those copies where verification runs on the device too.
+  virtual bool GeneratesInputsOnDevice() const { return false; }
+
   // Number of devices this backend drives. Thread-safe.
   virtual int device_count() const = 0;
 

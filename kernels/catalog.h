@@ -113,6 +113,19 @@ inline DeviceCheckFn DeviceCheckOf(const KernelVariant& variant) {
   return variant.reference != nullptr ? nullptr : variant.family->device_check;
 }
 
+// Whether runs of `variant` can be verified on the device (Session::CanVerifyOnDevice on the CUDA
+// backend): it has a device check and a CUDA launcher, every input and in-out uses the default
+// generator (the check regenerates them from the seed) and every output and in-out lives in the
+// run's device memory. Inline: the CUDA backend uses it.
+inline bool VerifiableOnDevice(const KernelVariant& variant) {
+  if (DeviceCheckOf(variant) == nullptr || variant.cuda == nullptr) return false;
+  for (const BufferSpec& b : variant.family->buffers) {
+    if (b.role != BufferRole::kOutput && b.generate != nullptr) return false;
+    if (IsVerified(b) && b.placement != Placement::kDevice) return false;
+  }
+  return true;
+}
+
 // Whether `variant` takes items_per_thread from a request (LaunchPolicy::max_items_per_thread),
 // and whether `items` is one of the values it accepts.
 bool ItemsPerThreadTunable(const KernelVariant& variant);

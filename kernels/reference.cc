@@ -93,7 +93,7 @@ void VerifyBuffer(const KernelVariant& variant, const HostData& data, int buffer
 }  // namespace
 
 HostData GenerateHostData(const KernelVariant& variant, const RunShape& shape, uint64_t seed,
-                          ParallelPool* pool) {
+                          ParallelPool* pool, bool skip_device_generated) {
   const KernelFamily& family = *variant.family;
   HostData data;
   data.family = &family;
@@ -105,6 +105,7 @@ HostData GenerateHostData(const KernelVariant& variant, const RunShape& shape, u
   for (size_t i = 0; i < family.buffers.size(); ++i) {
     const BufferSpec& b = family.buffers[i];
     if (b.role == BufferRole::kOutput) continue;
+    if (skip_device_generated && GeneratedOnDevice(b)) continue;
     std::vector<std::byte>& bytes = data.buffers[i];
     bytes.resize(static_cast<size_t>(BufferBytes(variant, shape, static_cast<int>(i))));
     const GenerateContext context{.seed = seed,
@@ -115,6 +116,22 @@ HostData GenerateHostData(const KernelVariant& variant, const RunShape& shape, u
     (b.generate != nullptr ? b.generate : &GenerateUniform)(context, bytes);
   }
   return data;
+}
+
+void FillSkippedHostBuffers(const KernelVariant& variant, HostData* data, ParallelPool* pool) {
+  const KernelFamily& family = *variant.family;
+  for (size_t i = 0; i < family.buffers.size() && i < data->buffers.size(); ++i) {
+    const BufferSpec& b = family.buffers[i];
+    if (b.role == BufferRole::kOutput || !data->buffers[i].empty()) continue;
+    std::vector<std::byte>& bytes = data->buffers[i];
+    bytes.resize(static_cast<size_t>(BufferBytes(variant, data->shape, static_cast<int>(i))));
+    const GenerateContext context{.seed = data->seed,
+                                  .stream = b.seed_stream,
+                                  .dtype = BufferDType(b, variant.dtype),
+                                  .shape = data->shape,
+                                  .pool = pool};
+    (b.generate != nullptr ? b.generate : &GenerateUniform)(context, bytes);
+  }
 }
 
 HostData GenerateHostData(const KernelVariant& variant, int64_t n, uint64_t seed,

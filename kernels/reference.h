@@ -18,8 +18,13 @@ namespace gpubench {
 // generator (default: values uniform in [-1, 1), rounded to the dtype). Element i depends only on
 // (seed, buffer, i), so the data is the same for any thread count. Uses `pool` for speed.
 // Thread-compatible.
+// `skip_device_generated`: leaves the buffers GeneratedOnDevice (kernels/family.h) names empty,
+// for a backend that makes them itself (Backend::GeneratesInputsOnDevice) when nothing on the
+// host needs them whole; FillSkippedHostBuffers makes them later where something does.
 HostData GenerateHostData(const KernelVariant& variant, const RunShape& shape, uint64_t seed,
-                          ParallelPool* pool);
+                          ParallelPool* pool, bool skip_device_generated = false);
+// Generates every input and in-out of `data` left empty by skip_device_generated.
+void FillSkippedHostBuffers(const KernelVariant& variant, HostData* data, ParallelPool* pool);
 // The same at the shape of `n` elements (ShapeOfElements).
 HostData GenerateHostData(const KernelVariant& variant, int64_t n, uint64_t seed,
                           ParallelPool* pool);

@@ -714,6 +714,7 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(int devices) : devices_(devices) {}
 
   BackendKind kind() const override { return BackendKind::kCuda; }
+  bool GeneratesInputsOnDevice() const override { return true; }  // Fill, GeneratedOnDevice
   std::string SampleMethod(bool cold, int hot_batch_size,
                            std::optional<KernelDurationSource> durations) const override {
     if (durations == KernelDurationSource::kTimeCounter) {

@@ -59,14 +59,7 @@ double DoubleOfBits(unsigned long long bits) {
 
 }  // namespace
 
-bool CanVerifyOnDevice(const KernelVariant& variant) {
-  if (DeviceCheckOf(variant) == nullptr || variant.cuda == nullptr) return false;
-  for (const BufferSpec& b : variant.family->buffers) {
-    if (b.role != BufferRole::kOutput && b.generate != nullptr) return false;
-    if (IsVerified(b) && b.placement != Placement::kDevice) return false;
-  }
-  return true;
-}
+bool CanVerifyOnDevice(const KernelVariant& variant) { return VerifiableOnDevice(variant); }
 
 absl::StatusOr<DeviceVerifyReport> VerifyOnDevice(const KernelVariant& variant,
                                                   const KernelBuffers& buffers,

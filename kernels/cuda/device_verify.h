@@ -14,9 +14,7 @@
 
 namespace gpubench::cuda {
 
-// Whether runs of `variant` can be verified on the device: it has a device check and a CUDA
-// launcher, every input and in-out uses the default generator (the check regenerates them from
-// the seed) and every output and in-out lives in the run's device memory (Placement::kDevice).
+// Whether runs of `variant` can be verified on the device (VerifiableOnDevice, kernels/catalog.h).
 bool CanVerifyOnDevice(const KernelVariant& variant);
 
 // Checks every output and in-out of `buffers` (the run's device pointers, after its verified

@@ -422,7 +422,7 @@ absl::Status Summarize(const RunSpec& spec, const std::vector<double>& samples,
 // can (the CUDA backend, a family with a device reference), every element is compared on the
 // device and the host reference cross-checks a sample (kernels/host_cross_check.h); otherwise
 // the outputs are read back and compared on the host (all elements, or GEMM's sample).
-absl::Status VerifyOutput(Session& session, const RunSpec& spec, const HostData& data,
+absl::Status VerifyOutput(Session& session, const RunSpec& spec, HostData& data,
                           const CancelledFn& cancelled, ParallelPool* pool, RunResult* result) {
   if (!spec.verify) return absl::OkStatus();
   if (cancelled()) return absl::CancelledError("run cancelled before verification");
@@ -435,6 +435,9 @@ absl::Status VerifyOutput(Session& session, const RunSpec& spec, const HostData&
         OutputHashFromChunks(*spec.kernel, report.chunk_hashes, report.hashed_bytes);
     return absl::OkStatus();
   }
+  // The host reference reads the inputs whole: make the copies MeasureRun skipped (a backend that
+  // generates them on the device never reads them, so filling them now changes nothing there).
+  FillSkippedHostBuffers(*spec.kernel, &data, pool);
   BufferContents outputs;
   RETURN_IF_ERROR(session.RunOnceAndRead(&outputs));
   result->verification = Verify(*spec.kernel, data, outputs, pool);
@@ -506,7 +509,13 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
                                      const DeviceInfo& device, const CancelledFn& cancelled,
                                      ParallelPool* pool) {
   RunResult result = StartResult(backend, spec, device);
-  HostData data = GenerateHostData(*spec.kernel, spec.shape, spec.seed, pool);
+  // Inputs the backend generates on the device need no host copy where verification runs there
+  // too (its cross-check makes the sampled elements itself) or not at all: at 256Mi that is two
+  // 1 GiB buffers the host no longer generates (issue #30).
+  const bool host_inputs_unneeded = backend.GeneratesInputsOnDevice() &&
+                                    (!spec.verify || VerifiableOnDevice(*spec.kernel));
+  HostData data = GenerateHostData(*spec.kernel, spec.shape, spec.seed, pool,
+                                   /*skip_device_generated=*/host_inputs_unneeded);
   data.peer_device = spec.peer_device_index;
   data.placement_pad_bytes = spec.measurement.placement_pad_bytes;
   data.placements = std::max(spec.measurement.placements, 1);
