@@ -396,9 +396,10 @@ std::string RenderResultDetail(const v1::RunResult& r) {
   const auto& v = r.verification();
   if (v.requested()) {
     absl::StrAppend(&out, "  verification  ", v.passed() ? "pass" : "FAIL", ": ",
-                    v.checked_elements(), " elements, max abs error ",
-                    absl::StrFormat("%.3g", v.max_abs_error()), ", max rel error ",
-                    absl::StrFormat("%.3g", v.max_rel_error()), "\n");
+                    v.method().empty() ? absl::StrCat(v.checked_elements(), " elements")
+                                       : v.method(),
+                    ", max abs error ", absl::StrFormat("%.3g", v.max_abs_error()),
+                    ", max rel error ", absl::StrFormat("%.3g", v.max_rel_error()), "\n");
   }
   const auto& o = r.occupancy();
   if (o.available()) {

@@ -141,6 +141,36 @@ struct HostData {
 // Read-back of a run: one entry per buffer of the family; outputs and in-outs filled.
 using BufferContents = std::vector<std::vector<std::byte>>;
 
+// Per buffer of the family: the element indices (ascending) the host cross-checks of a run
+// verified on the device (HostSampleIndices, kernels/host_cross_check.h); empty for inputs.
+using SampleIndices = std::vector<std::vector<int64_t>>;
+
+// One element outside the tolerance, as the device check found it.
+struct DeviceMismatch {
+  int buffer = 0;
+  int64_t index = 0;
+  double expected = 0;  // the device reference's value
+  double actual = 0;
+};
+
+// What Session::VerifyOnDevice found: every element of every verified buffer compared on the
+// device with the family's device reference (kernels/device_check.h), plus what the host needs
+// for its cross-check and the output hash, so that nothing else is read back.
+struct DeviceVerifyReport {
+  int64_t checked = 0;     // elements compared on the device, over every verified buffer
+  int64_t mismatches = 0;  // of them, outside the tolerance (NaN counts)
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  // The lowest-index mismatches in buffer order, at most kMaxReportedMismatches.
+  std::vector<DeviceMismatch> first_mismatches;
+  // sampled[b]: the elements of buffer b at the request's SampleIndices[b], packed in that order.
+  BufferContents sampled;
+  // Per buffer: OutputHash's chunk hashes of its bytes and the bytes hashed (0 for inputs), for
+  // OutputHashFromChunks (kernels/reference.h).
+  std::vector<std::vector<uint64_t>> chunk_hashes;
+  std::vector<int64_t> hashed_bytes;
+};
+
 // Resources of the compiled kernel, for the occupancy section. `available` is false where the
 // backend has none (CPU, library-chosen launches).
 struct KernelResources {
@@ -213,6 +243,10 @@ struct BackendCapabilities {
   bool flush_and_stream_choices = false;
   // ProfileCounters measures hardware counters (else it only says why it cannot).
   bool hardware_counters = false;
+  // Open fills the buffers GeneratedOnDevice (kernels/family.h) names on the device from
+  // HostData::seed, never reading their host copies: the engine then skips generating those
+  // copies where verification runs on the device too.
+  bool generates_inputs_on_device = false;
 };
 
 // One prepared run on one device: buffers allocated and filled. Not thread-safe: a session is
@@ -249,6 +283,18 @@ class Session {
   // Restores the in-out buffers, poisons the outputs, runs one launch and copies every output and
   // in-out buffer into (*out)[i] (resized to the buffer's bytes; inputs stay empty).
   virtual absl::Status RunOnceAndRead(BufferContents* out) = 0;
+
+  // Whether VerifyOnDevice can check this run: the CUDA backend, a variant with a device check
+  // (kernels/device_check.h) whose verified buffers are all in the run's device memory.
+  virtual bool CanVerifyOnDevice() const { return false; }
+
+  // As RunOnceAndRead (in-outs restored, outputs poisoned, one launch; placement copies each run
+  // once more and must give copy 0's bytes), but every verified element is compared on the
+  // device, and only `samples` (per buffer, for the host's cross-check) and the output hash's
+  // chunk hashes come back. FAILED_PRECONDITION where CanVerifyOnDevice is false.
+  virtual absl::StatusOr<DeviceVerifyReport> VerifyOnDevice(const SampleIndices& /*samples*/) {
+    return absl::FailedPreconditionError("this backend verifies on the host");
+  }
 
   // What the variant's setup function said it chose ("cuBLASLt algo 23, tile 256x128"); empty
   // where it has none.

@@ -96,11 +96,6 @@ int64_t LaunchItems(const KernelVariant& variant, const RunShape& shape) {
                                                  : shape.elements;
 }
 
-Tolerance ToleranceOf(const KernelVariant& variant, const RunShape& shape) {
-  if (variant.family->tolerance != nullptr) return variant.family->tolerance(variant, shape);
-  return Tolerance{.rtol = variant.rtol, .atol = variant.atol};
-}
-
 ReferenceFn ReferenceOf(const KernelVariant& variant) {
   return variant.reference != nullptr ? variant.reference : variant.family->reference;
 }

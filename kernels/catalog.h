@@ -75,6 +75,9 @@ struct KernelVariant {
   // itself slowed the next launch by 0.1-0.2 us at 1Mi (bench/results/2026-11-30-h200-session4.md).
   bool l2_evict_last = false;
   ReferenceFn reference = nullptr;  // null: the family's reference
+  // The device check matching `reference` (KernelFamily::device_check); null: the family's,
+  // unless `reference` is set (then none).
+  DeviceCheckFn device_check = nullptr;
   CpuSetupFn cpu_setup = nullptr;   // per-session state (kernels/launch.h); null: none
   CudaSetupFn cuda_setup = nullptr;
 };
@@ -96,8 +99,32 @@ int BytesPerElement(const KernelVariant& variant);
 int64_t OperationsOf(const KernelVariant& variant, const RunShape& shape);
 // Work items the launch grid covers at `shape` (KernelFamily::launch_items).
 int64_t LaunchItems(const KernelVariant& variant, const RunShape& shape);
-Tolerance ToleranceOf(const KernelVariant& variant, const RunShape& shape);
+// The run's verification bound (KernelFamily::tolerance, else the variant's rtol and atol).
+// Inline: the CUDA backend uses it.
+inline Tolerance ToleranceOf(const KernelVariant& variant, const RunShape& shape) {
+  if (variant.family->tolerance != nullptr) return variant.family->tolerance(variant, shape);
+  return Tolerance{.rtol = variant.rtol, .atol = variant.atol};
+}
 ReferenceFn ReferenceOf(const KernelVariant& variant);
+// The variant's device check (KernelVariant::device_check), or null where it has none. Inline:
+// the CUDA backend uses it.
+inline DeviceCheckFn DeviceCheckOf(const KernelVariant& variant) {
+  if (variant.device_check != nullptr) return variant.device_check;
+  return variant.reference != nullptr ? nullptr : variant.family->device_check;
+}
+
+// Whether runs of `variant` can be verified on the device (Session::CanVerifyOnDevice on the CUDA
+// backend): it has a device check and a CUDA launcher, every input and in-out uses the default
+// generator (the check regenerates them from the seed) and every output and in-out lives in the
+// run's device memory. Inline: the CUDA backend uses it.
+inline bool VerifiableOnDevice(const KernelVariant& variant) {
+  if (DeviceCheckOf(variant) == nullptr || variant.cuda == nullptr) return false;
+  for (const BufferSpec& b : variant.family->buffers) {
+    if (b.role != BufferRole::kOutput && b.generate != nullptr) return false;
+    if (IsVerified(b) && b.placement != Placement::kDevice) return false;
+  }
+  return true;
+}
 
 // Whether `variant` takes items_per_thread from a request (LaunchPolicy::max_items_per_thread),
 // and whether `items` is one of the values it accepts.

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "kernels/device_check.h"
 #include "kernels/launch.h"
 #include "kernels/numeric.h"
 
@@ -107,6 +108,10 @@ struct KernelFamily {
   // nullptr: none.
   int64_t (*operations)(const RunShape& shape) = nullptr;
   ReferenceFn reference = nullptr;  // a variant may override it (KernelVariant::reference)
+  // The device reference and compare kernel (kernels/device_check.h) that lets the CUDA backend
+  // check every element on the device; nullptr: host verification (GEMM: sampled; latency: its
+  // one word). A variant that overrides `reference` must override this too, else it has none.
+  DeviceCheckFn device_check = nullptr;
   // 0: verify every element of every output; > 0: this many elements per output, spread over the
   // buffer (both ends included), for outputs too costly to check whole (GEMM).
   int64_t verify_samples = 0;

@@ -3,9 +3,12 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
+#include "common/status_macros.h"
 #include "kernels/catalog.h"
 #include "kernels/families/families.h"
+#include "kernels/test_corrupt.h"
 #include "kernels/test_fault_actions.h"
 
 namespace gpubench {
@@ -16,6 +19,8 @@ GPUBENCH_CUDA_LAUNCHER(LaunchFaultOob);
 GPUBENCH_CUDA_LAUNCHER(LaunchFaultHang);
 GPUBENCH_CUDA_LAUNCHER(LaunchFaultExit);
 GPUBENCH_CUDA_LAUNCHER(LaunchFaultAlloc);
+GPUBENCH_CUDA_LAUNCHER(LaunchCorruptOneAdd);
+GPUBENCH_CUDA_LAUNCHER(LaunchWriteNothingAdd);
 }  // namespace cuda
 #endif
 
@@ -49,7 +54,32 @@ GPUBENCH_CPU_KERNEL(FaultAlloc) {
   if (thread_begin == 0) test_faults::AllocateWithoutBound();
 }
 
+// Wrong results, for verification's tests (issue #30): the seed's one-float-per-thread add with
+// one element off by kCorruption (its index from the seed, kernels/test_corrupt.h), and a kernel
+// that writes nothing (the output keeps the all-ones poison: NaN).
+GPUBENCH_CPU_KERNEL(CorruptOneAdd) {
+  (void)geometry;
+  const float* a = buffers.at<const float>(0);
+  const float* b = buffers.at<const float>(1);
+  float* c = buffers.at<float>(2);
+  const int64_t n = buffers.n;
+  if (n <= 0) return;
+  uint32_t a0 = 0, b0 = 0;
+  std::memcpy(&a0, a, sizeof(a0));
+  std::memcpy(&b0, b, sizeof(b0));
+  const int64_t bad = test_faults::CorruptedIndex(a0, b0, n);
+  for (int64_t i = thread_begin; i < thread_end && i < n; ++i) {
+    float v = a[i] + b[i];
+    if (i == bad) v += test_faults::kCorruption;
+    c[i] = v;
+  }
+}
+GPUBENCH_CPU_KERNEL(WriteNothingAdd) { (void)buffers, (void)geometry, (void)thread_begin, (void)thread_end; }
+
 constexpr absl::string_view kProvenance = "gpubench tests: worker fault isolation";
+constexpr absl::string_view kWrongProvenance = "gpubench tests: verification catches wrong results";
+// The seed's scalar launch: 256 threads, one element each.
+constexpr LaunchPolicy kScalar{.block_size = 256, .items_per_thread = 1};
 
 const KernelVariant kFaultVariants[] = {
     {.name = "test_fault_trap",
@@ -84,8 +114,32 @@ const KernelVariant kFaultVariants[] = {
      .cuda = GPUBENCH_CUDA(LaunchFaultAlloc)},
 };
 
+const KernelVariant kWrongResultVariants[] = {
+    {.name = "test_corrupt_one_add_f32",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
+     .default_policy = kScalar,
+     .description = "TEST ONLY: c = a + b, except one element (index from the seed) off by 1",
+     .provenance = kWrongProvenance,
+     .cpu = &CorruptOneAdd,
+     .cuda = GPUBENCH_CUDA(LaunchCorruptOneAdd)},
+    {.name = "test_write_nothing_add_f32",
+     .family = &kElementwiseAdd,
+     .dtype = DType::kF32,
+     .default_policy = kScalar,
+     .description = "TEST ONLY: an add kernel that writes nothing",
+     .provenance = kWrongProvenance,
+     .cpu = &WriteNothingAdd,
+     .cuda = GPUBENCH_CUDA(LaunchWriteNothingAdd)},
+};
+
 }  // namespace
 
-absl::Status RegisterTestFaultVariants() { return RegisterVariants(kFaultVariants); }
+absl::Status RegisterTestFaultVariants() {
+  RETURN_IF_ERROR(RegisterVariants(kFaultVariants));
+  return RegisterVariants(kWrongResultVariants);
+}
+
+std::span<const KernelVariant> TestWrongResultVariants() { return kWrongResultVariants; }
 
 }  // namespace gpubench

@@ -6,13 +6,22 @@
 #ifndef GPUBENCH_KERNELS_TEST_FAULTS_H_
 #define GPUBENCH_KERNELS_TEST_FAULTS_H_
 
+#include <span>
+
 #include "absl/status/status.h"
+#include "kernels/catalog.h"
 
 namespace gpubench {
 
-// Adds test_fault_{trap,oob,hang,exit,alloc} (elementwise-add family, f32) to the catalog. Call
+// Adds test_fault_{trap,oob,hang,exit,alloc}, and the wrong-result variants
+// test_corrupt_one_add_f32 (one element, its index from the seed, kernels/test_corrupt.h, off
+// by one) and test_write_nothing_add_f32 (elementwise-add family, f32) to the catalog. Call
 // once, before the catalog is read concurrently (RegisterVariants' rules).
 absl::Status RegisterTestFaultVariants();
+
+// The two wrong-result variants alone (registered by RegisterTestFaultVariants too), for tests
+// that register them without the variants that crash (RegisterVariants).
+std::span<const KernelVariant> TestWrongResultVariants();
 
 }  // namespace gpubench
 

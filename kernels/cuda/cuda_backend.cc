@@ -20,6 +20,7 @@
 #include "kernels/cuda/cupti_profiler.h"
 #include "kernels/cuda/describe_device.h"
 #include "kernels/cuda/device_buffers.h"
+#include "kernels/cuda/device_verify.h"
 #include "kernels/cuda/l2_flusher.h"
 #include "kernels/cuda/launch_timer.h"
 
@@ -164,6 +165,34 @@ class CudaSession final : public Session {
     return absl::OkStatus();
   }
 
+  // RunOnceAndRead's launch, checked on the device (kernels/cuda/device_verify.h);
+  // the placement copies' bytes are compared with copy 0's there too.
+  bool CanVerifyOnDevice() const override { return cuda::CanVerifyOnDevice(variant_); }
+  absl::StatusOr<DeviceVerifyReport> VerifyOnDevice(const SampleIndices& samples) override {
+    absl::Cleanup select_first = [this] { buffers_.Select(0); };
+    buffers_.Select(0);
+    RETURN_IF_ERROR(buffers_.ResetOutputs(stream_.get()));
+    RETURN_IF_ERROR(Launch());
+    ASSIGN_OR_RETURN(DeviceVerifyReport report,
+                     cuda::VerifyOnDevice(variant_, buffers_.launch_buffers(), data_, samples,
+                                          stream_.get()));
+    const KernelBuffers copy0 = buffers_.launch_buffers();
+    for (size_t copy = 1; copy < buffers_.copies(); ++copy) {
+      buffers_.Select(copy);
+      RETURN_IF_ERROR(buffers_.ResetOutputs(stream_.get()));
+      RETURN_IF_ERROR(Launch());
+      ASSIGN_OR_RETURN(const int64_t differ,
+                       cuda::CountVerifiedDifferences(variant_, copy0, buffers_.launch_buffers(),
+                                                      stream_.get()));
+      if (differ != 0) {
+        return absl::InternalError(absl::StrCat(variant_.name, ": ", differ,
+                                                " words of placement copy ", copy,
+                                                " differ from copy 0's after the same launch"));
+      }
+    }
+    return report;
+  }
+
   std::string LaunchReport() const override { return launch_report_; }
 
   AchievedCounters ProfileCounters() override {
@@ -270,6 +299,7 @@ class CudaBackend final : public Backend {
     can.placement_copies = true;
     can.flush_and_stream_choices = true;
     can.hardware_counters = true;
+    can.generates_inputs_on_device = true;  // RunBuffers::Fill, GeneratedOnDevice
     return can;
   }
   std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy timer) const override {

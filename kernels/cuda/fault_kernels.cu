@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/launch_helpers.cuh"
 #include "kernels/launch.h"
+#include "kernels/test_corrupt.h"
 #include "kernels/test_fault_actions.h"
 
 namespace gpubench::cuda {
@@ -26,6 +27,20 @@ __global__ void SpinKernel(const float*, const float*, float* c, long long) {
   }
 }
 
+// test_corrupt_one_add_f32: the seed's add, with one element (kernels/test_corrupt.h) wrong.
+__global__ void CorruptOneAddKernel(const float* a, const float* b, float* c, long long n) {
+  const int64_t bad = test_faults::CorruptedIndex(__float_as_uint(a[0]), __float_as_uint(b[0]), n);
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = GlobalThreadIndex(); i < n; i += step) {
+    float v = a[i] + b[i];
+    if (i == bad) v += test_faults::kCorruption;
+    c[i] = v;
+  }
+}
+
+// test_write_nothing_add_f32: returns at once, so the output keeps its poison.
+__global__ void WriteNothingKernel(const float*, const float*, float*, long long) {}
+
 template <auto kKernel>
 int LaunchFault(const KernelBuffers& b, const LaunchGeometry& g, void* stream,
                 const void** symbol) {
@@ -41,6 +56,12 @@ GPUBENCH_CUDA_LAUNCHER(LaunchFaultOob) {
 }
 GPUBENCH_CUDA_LAUNCHER(LaunchFaultHang) {
   return LaunchFault<SpinKernel>(buffers, geometry, stream, symbol);
+}
+GPUBENCH_CUDA_LAUNCHER(LaunchCorruptOneAdd) {
+  return LaunchFault<CorruptOneAddKernel>(buffers, geometry, stream, symbol);
+}
+GPUBENCH_CUDA_LAUNCHER(LaunchWriteNothingAdd) {
+  return LaunchFault<WriteNothingKernel>(buffers, geometry, stream, symbol);
 }
 // The host-side faults: the launch itself ends the process.
 GPUBENCH_CUDA_LAUNCHER(LaunchFaultExit) {

@@ -35,6 +35,9 @@ GPUBENCH_CUDA_LAUNCHER(LaunchCopyDefault);
 GPUBENCH_CUDA_LAUNCHER(LaunchCopyBidirectional);
 GPUBENCH_CUDA_LAUNCHER(LaunchCopyPeerEngine);
 GPUBENCH_CUDA_LAUNCHER(LaunchCopySm);
+// The source, element for element (kernels/cuda/reference_kernels.cu). Only the families whose
+// destination is in the run's device memory are checked on the device (h2d_*, peer_pull).
+GPUBENCH_DEVICE_CHECK(CheckSource);
 int SetupBidirectional(const KernelBuffers& buffers, const LaunchGeometry& geometry, void* stream,
                        std::unique_ptr<LaunchState>* state, std::string* report);
 int SetupPeer(const KernelBuffers& buffers, const LaunchGeometry& geometry, void* stream,
@@ -107,30 +110,37 @@ constexpr BufferSpec kPeerPull[] = {
 constexpr KernelFamily kH2DPinnedFamily{.name = "h2d_pinned", .buffers = kH2DPinned,
                                         .bytes_moved = &OneCopyBytes,
                                         .reference = &SourceReference,
+    .device_check = GPUBENCH_CUDA(CheckSource),
                                         .peak = &PcieOneDirection};
 constexpr KernelFamily kH2DPageableFamily{.name = "h2d_pageable", .buffers = kH2DPageable,
                                           .bytes_moved = &OneCopyBytes,
                                           .reference = &SourceReference,
+    .device_check = GPUBENCH_CUDA(CheckSource),
                                           .peak = &PcieOneDirection, .blocking_kernel = false};
 constexpr KernelFamily kD2HPinnedFamily{.name = "d2h_pinned", .buffers = kD2HPinned,
                                         .bytes_moved = &OneCopyBytes,
                                         .reference = &SourceReference,
+    .device_check = GPUBENCH_CUDA(CheckSource),
                                         .peak = &PcieOneDirection};
 constexpr KernelFamily kD2HPageableFamily{.name = "d2h_pageable", .buffers = kD2HPageable,
                                           .bytes_moved = &OneCopyBytes,
                                           .reference = &SourceReference,
+    .device_check = GPUBENCH_CUDA(CheckSource),
                                           .peak = &PcieOneDirection, .blocking_kernel = false};
 constexpr KernelFamily kBidirectionalFamily{.name = "bidirectional_pinned",
                                             .buffers = kBidirectional,
                                             .bytes_moved = &OneCopyBytes,
                                             .reference = &SourceReference,
+    .device_check = GPUBENCH_CUDA(CheckSource),
                                             .peak = &PcieBothDirections};
 constexpr KernelFamily kPeerPushFamily{.name = "peer_push", .buffers = kPeerPush,
                                        .bytes_moved = &OneCopyBytes,
-                                       .reference = &SourceReference, .peak = &NoPeak};
+                                       .reference = &SourceReference,
+    .device_check = GPUBENCH_CUDA(CheckSource), .peak = &NoPeak};
 constexpr KernelFamily kPeerPullFamily{.name = "peer_pull", .buffers = kPeerPull,
                                        .bytes_moved = &OneCopyBytes,
-                                       .reference = &SourceReference, .peak = &NoPeak};
+                                       .reference = &SourceReference,
+    .device_check = GPUBENCH_CUDA(CheckSource), .peak = &NoPeak};
 
 // Copy-engine transfers: the driver picks everything; the CPU emulation copies 16 elements per
 // "thread" (as copy_d2d).

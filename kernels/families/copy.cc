@@ -13,6 +13,7 @@ GPUBENCH_CPU_KERNEL(CopyF32);
 #if GPUBENCH_HAVE_CUDA
 namespace cuda {
 GPUBENCH_CUDA_LAUNCHER(LaunchCopyD2D);
+GPUBENCH_DEVICE_CHECK(CheckSource);  // kernels/cuda/reference_kernels.cu
 }  // namespace cuda
 #endif
 
@@ -47,6 +48,7 @@ constexpr KernelFamily kCopy{
     .name = "copy",
     .buffers = kCopyBuffers,  // bytes per launch: 2 x elements x size (read src, write dst)
     .reference = &CopyReference,
+    .device_check = GPUBENCH_CUDA(CheckSource),
     .copy_ceiling = true,
     .user_example = "dst[i] = src[i];",
 };

@@ -65,6 +65,7 @@ GPUBENCH_CUDA_LAUNCHER(LaunchAddBF16BulkPdl);
 GPUBENCH_CUDA_LAUNCHER(LaunchCubAddF32);
 GPUBENCH_CUDA_LAUNCHER(LaunchCubAddF16);
 GPUBENCH_CUDA_LAUNCHER(LaunchCubAddBF16);
+GPUBENCH_DEVICE_CHECK(CheckAdd);  // kernels/cuda/reference_kernels.cu
 }  // namespace cuda
 #endif
 
@@ -541,6 +542,7 @@ constexpr KernelFamily kElementwiseAdd{
     .buffers = kAddBuffers,  // bytes per launch: 3 x elements x size (read a, b; write c)
     .reference = &AddReference,
     .user_example = "c[i] = a[i] + b[i];",
+    .device_check = GPUBENCH_CUDA(CheckAdd),
 };
 
 std::span<const KernelVariant> ElementwiseAddVariants() { return kVariants; }

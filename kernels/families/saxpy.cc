@@ -19,6 +19,10 @@ namespace cuda {
 GPUBENCH_CUDA_LAUNCHER(LaunchSaxpyMinimal);
 GPUBENCH_CUDA_LAUNCHER(LaunchSaxpySophisticated);
 GPUBENCH_CUDA_LAUNCHER(LaunchSaxpyBalanced);
+// The device references of the three formulas (kernels/cuda/reference_kernels.cu).
+GPUBENCH_DEVICE_CHECK(CheckSaxpyMinimal);
+GPUBENCH_DEVICE_CHECK(CheckSaxpySophisticated);
+GPUBENCH_DEVICE_CHECK(CheckSaxpyBalanced);
 }  // namespace cuda
 #endif
 
@@ -80,7 +84,8 @@ constexpr KernelVariant kVariants[] = {
      .atol = kSaxpyAtol,
      .cpu = &cpu::SaxpyMinimal,
      .cuda = GPUBENCH_CUDA(LaunchSaxpyMinimal),
-     .reference = &MinimalReference},
+     .reference = &MinimalReference,
+     .device_check = GPUBENCH_CUDA(CheckSaxpyMinimal)},
     {.name = "saxpy_sophisticated",
      .family = &kSaxpy,
      .dtype = DType::kF32,
@@ -93,7 +98,8 @@ constexpr KernelVariant kVariants[] = {
      .atol = kSaxpyAtol,
      .cpu = &cpu::SaxpySophisticated,
      .cuda = GPUBENCH_CUDA(LaunchSaxpySophisticated),
-     .reference = &SophisticatedReference},
+     .reference = &SophisticatedReference,
+     .device_check = GPUBENCH_CUDA(CheckSaxpySophisticated)},
     {.name = "saxpy_balanced",
      .family = &kSaxpy,
      .dtype = DType::kF32,
@@ -105,7 +111,8 @@ constexpr KernelVariant kVariants[] = {
      .atol = kSaxpyAtol,
      .cpu = &cpu::SaxpyBalanced,
      .cuda = GPUBENCH_CUDA(LaunchSaxpyBalanced),
-     .reference = &BalancedReference},
+     .reference = &BalancedReference,
+     .device_check = GPUBENCH_CUDA(CheckSaxpyBalanced)},
 };
 
 }  // namespace
@@ -116,6 +123,7 @@ constexpr KernelFamily kSaxpy{
     .reference = &MinimalReference,
     .alpha_argument = true,
     .user_example = "y[i] = alpha * x[i] + y[i];",
+    .device_check = GPUBENCH_CUDA(CheckSaxpyMinimal),
 };
 
 std::span<const KernelVariant> SaxpyVariants() { return kVariants; }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "kernels/host_cross_check.h"
 #include "kernels/reference.h"
 #include "server/engine/explain.h"
 #include "server/engine/stopping.h"
@@ -433,11 +434,26 @@ absl::Status Summarize(const RunSpec& spec, const std::vector<double>& samples,
   return absl::OkStatus();
 }
 
-// Verification: one more launch, its output checked against the host reference.
-absl::Status VerifyOutput(Session& session, const RunSpec& spec, const HostData& data,
+// Verification: one more launch, its output checked against the reference. Where the session
+// can (the CUDA backend, a family with a device reference), every element is compared on the
+// device and the host reference cross-checks a sample (kernels/host_cross_check.h); otherwise
+// the outputs are read back and compared on the host (all elements, or GEMM's sample).
+absl::Status VerifyOutput(Session& session, const RunSpec& spec, HostData& data,
                           const CancelledFn& cancelled, ParallelPool* pool, RunResult* result) {
   if (!spec.verify) return absl::OkStatus();
   if (cancelled()) return absl::CancelledError("run cancelled before verification");
+  if (session.CanVerifyOnDevice()) {
+    const SampleIndices samples = HostSampleIndices(*spec.kernel, spec.shape, spec.seed);
+    ASSIGN_OR_RETURN(const DeviceVerifyReport report, session.VerifyOnDevice(samples));
+    ASSIGN_OR_RETURN(result->verification,
+                     CombineDeviceVerification(*spec.kernel, data, samples, report));
+    result->output_hash =
+        OutputHashFromChunks(*spec.kernel, report.chunk_hashes, report.hashed_bytes);
+    return absl::OkStatus();
+  }
+  // The host reference reads the inputs whole: make the copies MeasureRun skipped (a backend that
+  // generates them on the device never reads them, so filling them now changes nothing there).
+  FillSkippedHostBuffers(*spec.kernel, &data, pool);
   BufferContents outputs;
   RETURN_IF_ERROR(session.RunOnceAndRead(&outputs));
   result->verification = Verify(*spec.kernel, data, outputs, pool);
@@ -509,7 +525,13 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
                                      const DeviceInfo& device, const CancelledFn& cancelled,
                                      ParallelPool* pool) {
   RunResult result = StartResult(backend, spec, device);
-  HostData data = GenerateHostData(*spec.kernel, spec.shape, spec.seed, pool);
+  // Inputs the backend generates on the device need no host copy where verification runs there
+  // too (its cross-check makes the sampled elements itself) or not at all: at 256Mi that is two
+  // 1 GiB buffers the host no longer generates (issue #30).
+  const bool host_inputs_unneeded = backend.capabilities().generates_inputs_on_device &&
+                                    (!spec.verify || VerifiableOnDevice(*spec.kernel));
+  HostData data = GenerateHostData(*spec.kernel, spec.shape, spec.seed, pool,
+                                   /*skip_device_generated=*/host_inputs_unneeded);
   data.peer_device = spec.peer_device_index;
   data.placement_pad_bytes = spec.measurement.placement_pad_bytes;
   data.placements = std::max(spec.measurement.placements, 1);

@@ -7,7 +7,9 @@
 
 namespace gpubench {
 
-std::string SampleMethodOf(const Backend& backend, const RunResult& result) {
+namespace {
+
+std::string TimingMethodOf(const Backend& backend, const RunResult& result) {
   const bool cold = result.spec.cache_mode == CacheMode::kCold;
   if (result.profile_mode) {
     return absl::StrFormat(
@@ -28,6 +30,17 @@ std::string SampleMethodOf(const Backend& backend, const RunResult& result) {
                                                  L2FlushName(m.l2_flush.value_or(L2Flush::kClean)))
                                   : "",
                     "; stream: ", StreamKindName(m.stream.value_or(StreamKind::kNonBlocking)));
+  }
+  return method;
+}
+
+}  // namespace
+
+std::string SampleMethodOf(const Backend& backend, const RunResult& result) {
+  std::string method = TimingMethodOf(backend, result);
+  // How the outputs were checked (Verification::method), where they were.
+  if (result.verification.has_value() && !result.verification->method.empty()) {
+    absl::StrAppend(&method, "; verified: ", result.verification->method);
   }
   return method;
 }
@@ -78,11 +91,11 @@ absl::Status VerificationStatus(const RunResult& r) {
   const Verification& v = *r.verification;
   return absl::InternalError(absl::StrFormat(
       "verification failed for %s at %d elements on %s device %d (run %s): %d of %d elements "
-      "outside |err| <= %g + %g*|ref|; first at index %d: expected %.9g, got %.9g; the timing "
+      "outside |err| <= %g + %g*|ref|; first at index %d: expected %.9g, got %.9g%s; the timing "
       "is withheld because the kernel computed a wrong result",
       r.spec.kernel->name, r.spec.elements, r.backend, r.spec.device_index, r.run_id,
       v.mismatches, v.checked, v.atol, v.rtol, v.first_mismatch_index, v.first_mismatch_expected,
-      v.first_mismatch_actual));
+      v.first_mismatch_actual, v.method.empty() ? "" : absl::StrCat(" (checked: ", v.method, ")")));
 }
 
 absl::Status RunStatus(const absl::StatusOr<RunResult>& result) {

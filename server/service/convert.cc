@@ -350,6 +350,17 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     v->set_first_mismatch_actual(rv.first_mismatch_actual);
     v->set_first_mismatch_buffer(rv.first_mismatch_buffer);
     v->set_sampled(rv.sampled);
+    v->set_where(rv.where == VerifiedWhere::kDevice ? "device" : "host");
+    v->set_device_checked_elements(rv.device_checked);
+    v->set_host_checked_elements(rv.host_checked);
+    v->set_method(rv.method);
+    for (const MismatchedElement& m : rv.first_mismatches) {
+      v1::Mismatch* pm = v->add_first_mismatches();
+      pm->set_buffer(m.buffer);
+      pm->set_index(m.index);
+      pm->set_expected(m.expected);
+      pm->set_actual(m.actual);
+    }
   }
   if (r.output_hash) out->set_output_hash(*r.output_hash);
 

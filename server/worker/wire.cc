@@ -119,12 +119,13 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2128, "new RunResult field: list it below");
-static_assert(sizeof(BackendCapabilities) == 7, "new BackendCapabilities field: list it below");
+static_assert(sizeof(RunResult) == 2200, "new RunResult field: list it below");
+static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
                                    kernel_durations, placement_pads, placement_copies,
-                                   flush_and_stream_choices, hardware_counters)
+                                   flush_and_stream_choices, hardware_counters,
+                                   generates_inputs_on_device)
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunShape, elements, m, n, k)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchGeometry, block_size, items_per_thread, grid_size,
@@ -156,10 +157,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleStatistics, count, min_seconds, median_seconds,
                                    mean_seconds, max_seconds, stddev_seconds, relative_noise,
                                    p5_seconds, p25_seconds, p75_seconds, p95_seconds, iqr_seconds)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Verification, passed, checked, sampled, mismatches,
-                                   max_abs_error, max_rel_error, first_mismatch_buffer,
-                                   first_mismatch_index, first_mismatch_expected,
-                                   first_mismatch_actual, rtol, atol)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MismatchedElement, buffer, index, expected, actual)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Verification, passed, checked, sampled, where, device_checked,
+                                   host_checked, method, mismatches, max_abs_error, max_rel_error,
+                                   first_mismatch_buffer, first_mismatch_index,
+                                   first_mismatch_expected, first_mismatch_actual, rtol, atol,
+                                   first_mismatches)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelResources, available, unavailable_reason,
                                    registers_per_thread, static_shared_bytes,
                                    local_bytes_per_thread, max_threads_per_block, ptx_version,

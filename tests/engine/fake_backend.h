@@ -15,6 +15,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/cpu_backend.h"
+#include "kernels/reference.h"
 
 namespace gpubench::testing {
 
@@ -46,12 +47,17 @@ struct FakeScript {
   int multiprocessor_count = 0;                 // 0 = unknown
   int max_threads_per_multiprocessor = 0;
   int64_t shared_memory_per_block_optin_bytes = 0;  // 0 = unknown
+  // Session::VerifyOnDevice emulated on the host (the CPU session's read-back, checked with the
+  // host reference as a device check would, then reported the device's way), so the engine's
+  // device-verification path runs without a GPU. corrupt_output applies to it too.
+  bool verify_on_device = false;
 };
 
 class FakeSession final : public Session {
  public:
-  FakeSession(std::unique_ptr<Session> real, const FakeScript& script)
-      : real_(std::move(real)), script_(script) {}
+  FakeSession(std::unique_ptr<Session> real, const FakeScript& script, const KernelVariant& variant,
+              const HostData& data)
+      : real_(std::move(real)), script_(script), variant_(variant), data_(data) {}
   const LaunchGeometry& geometry() const override { return real_->geometry(); }
   absl::Status Warmup(int) override { return absl::OkStatus(); }
   absl::Status SetTimer(TimerStrategy strategy) override {
@@ -87,6 +93,40 @@ class FakeSession final : public Session {
       }
     }
     return s;
+  }
+  bool CanVerifyOnDevice() const override { return script_.verify_on_device; }
+  absl::StatusOr<DeviceVerifyReport> VerifyOnDevice(const SampleIndices& samples) override {
+    if (!script_.verify_on_device) return Session::VerifyOnDevice(samples);
+    BufferContents out;
+    if (absl::Status s = RunOnceAndRead(&out); !s.ok()) return s;
+    ParallelPool pool(1);
+    const Verification v = Verify(variant_, data_, out, &pool);
+    DeviceVerifyReport report;
+    report.checked = v.checked;
+    report.mismatches = v.mismatches;
+    report.max_abs_error = v.max_abs_error;
+    report.max_rel_error = v.max_rel_error;
+    const KernelFamily& family = *variant_.family;
+    for (const MismatchedElement& m : v.first_mismatches) {
+      int buffer = 0;
+      while (family.buffers[buffer].name != m.buffer) ++buffer;
+      report.first_mismatches.push_back({buffer, m.index, m.expected, m.actual});
+    }
+    report.sampled.resize(out.size());
+    report.chunk_hashes.resize(out.size());
+    report.hashed_bytes.assign(out.size(), 0);
+    for (size_t b = 0; b < out.size(); ++b) {
+      if (!IsVerified(family.buffers[b])) continue;
+      const size_t size = DTypeSize(BufferDType(family.buffers[b], variant_.dtype));
+      for (int64_t i : samples[b]) {
+        const std::byte* at = out[b].data() + static_cast<size_t>(i) * size;
+        report.sampled[b].insert(report.sampled[b].end(), at, at + size);
+      }
+      report.chunk_hashes[b] =
+          OutputChunkHashes(out[b].data(), static_cast<int64_t>(out[b].size()), nullptr);
+      report.hashed_bytes[b] = static_cast<int64_t>(out[b].size());
+    }
+    return report;
   }
   std::string LaunchReport() const override { return real_->LaunchReport(); }
   KernelResources Resources() const override { return real_->Resources(); }
@@ -128,6 +168,8 @@ class FakeSession final : public Session {
   }
   std::unique_ptr<Session> real_;
   const FakeScript& script_;
+  const KernelVariant& variant_;
+  const HostData& data_;
   int sample_ = 0;
   TimerStrategy timer_ = TimerStrategy::kBackendClock;
 };
@@ -178,7 +220,7 @@ class FakeBackend final : public Backend {
     }
     auto real = cpu_->Open(device.index, variant, geometry, data);
     if (!real.ok()) return real.status();
-    return std::unique_ptr<Session>(new FakeSession(*std::move(real), script_));
+    return std::unique_ptr<Session>(new FakeSession(*std::move(real), script_, variant, data));
   }
   FakeScript& script() { return script_; }
 

@@ -40,7 +40,10 @@ TEST(RunOpTest, ResolvesQueuesAndFinishes) {
   absl::StatusOr<RunResult> result = SubmitAndWait(*engine, Request());
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(OutcomeOf(*result), RunOutcome::kVerified);
-  EXPECT_EQ(result->method, "fake cold sample; L2 flush: clean; stream: nonblocking");  // finished by the worker
+  // Finished by the worker, which says how the run was verified too.
+  EXPECT_EQ(result->method,
+            "fake cold sample; L2 flush: clean; stream: nonblocking; verified: all 1024 elements "
+            "on the host");
   EXPECT_LE(result->queued_at, result->started_at);
 }
 

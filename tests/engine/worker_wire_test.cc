@@ -80,7 +80,14 @@ TEST(WorkerWire, RunResultRoundTripsWithOptionalsNaNAndTimes) {
   r.event_median_seconds = 1.5e-6;
   r.max_clock_hz = std::nullopt;
   r.percent_of_peak = 91.5;
-  r.verification = Verification{.passed = true, .checked = 99, .first_mismatch_buffer = "c"};
+  r.verification = Verification{.passed = true,
+                                 .checked = 99,
+                                 .where = VerifiedWhere::kDevice,
+                                 .device_checked = 99,
+                                 .host_checked = 64,
+                                 .method = "all 99 elements on the device + 64 sampled on the host",
+                                 .first_mismatch_buffer = "c",
+                                 .first_mismatches = {{.buffer = "c", .index = 5, .actual = 2}}};
   r.occupancy = OccupancyReport{.limiter = "registers"};
   r.counters.achieved_occupancy = 0.5;
   r.device.uuid = "GPU-x";
@@ -102,6 +109,13 @@ TEST(WorkerWire, RunResultRoundTripsWithOptionalsNaNAndTimes) {
   ASSERT_TRUE(back->verification.has_value());
   EXPECT_EQ(back->verification->checked, 99);
   EXPECT_EQ(back->verification->first_mismatch_buffer, "c");
+  EXPECT_EQ(back->verification->where, VerifiedWhere::kDevice);
+  EXPECT_EQ(back->verification->device_checked, 99);
+  EXPECT_EQ(back->verification->host_checked, 64);
+  EXPECT_EQ(back->verification->method, r.verification->method);
+  ASSERT_EQ(back->verification->first_mismatches.size(), 1u);
+  EXPECT_EQ(back->verification->first_mismatches[0].index, 5);
+  EXPECT_EQ(back->verification->first_mismatches[0].actual, 2);
   EXPECT_EQ(back->occupancy->limiter, "registers");
   EXPECT_EQ(back->counters.achieved_occupancy, 0.5);
   EXPECT_EQ(back->device.uuid, "GPU-x");
