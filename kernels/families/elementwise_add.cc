@@ -541,8 +541,8 @@ constexpr KernelFamily kElementwiseAdd{
     .name = "elementwise_add",
     .buffers = kAddBuffers,  // bytes per launch: 3 x elements x size (read a, b; write c)
     .reference = &AddReference,
-    .user_example = "c[i] = a[i] + b[i];",
     .device_check = GPUBENCH_CUDA(CheckAdd),
+    .user_example = "c[i] = a[i] + b[i];",
 };
 
 std::span<const KernelVariant> ElementwiseAddVariants() { return kVariants; }

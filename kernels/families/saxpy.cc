@@ -121,9 +121,9 @@ constexpr KernelFamily kSaxpy{
     .name = "saxpy",
     .buffers = kSaxpyBuffers,  // bytes per launch: 3 x 4 x elements (read x, read and write y)
     .reference = &MinimalReference,
+    .device_check = GPUBENCH_CUDA(CheckSaxpyMinimal),
     .alpha_argument = true,
     .user_example = "y[i] = alpha * x[i] + y[i];",
-    .device_check = GPUBENCH_CUDA(CheckSaxpyMinimal),
 };
 
 std::span<const KernelVariant> SaxpyVariants() { return kVariants; }
