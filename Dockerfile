@@ -53,14 +53,18 @@ RUN container_packages.sh client && rm /usr/local/sbin/container_packages.sh \
     && useradd --system --uid 10001 --user-group --no-create-home gpubench
 COPY --from=build /out/bin/gpubench /usr/local/bin/
 RUN ! ldd /usr/local/bin/gpubench | grep "not found"
-USER 10001:10001
 # OCI metadata (client image), last so that new values rebuild no earlier layer.
 ARG VERSION=unknown REVISION=unknown SOURCE_URL=https://github.com/gpubench/gpubench
 COPY LICENSE /usr/share/doc/gpubench/LICENSE
+# A RUN that reads the arguments: buildah's layer cache (1.28) keys ARG, COPY and LABEL steps
+# without their values, so without it a rebuild with new values can reuse stale labels.
+RUN printf 'version=%s\nrevision=%s\nsource=%s\n' "$VERSION" "$REVISION" "$SOURCE_URL" \
+      > /usr/share/doc/gpubench/BUILD-INFO
 LABEL org.opencontainers.image.source="${SOURCE_URL}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
+USER 10001:10001
 ENTRYPOINT ["/usr/local/bin/gpubench"]
 
 # Debian's nginx (with its CVE-2023-44487 backport) for the optional sidecar in front of the
@@ -70,14 +74,18 @@ FROM ${PROXY_IMAGE} AS h2-proxy
 RUN apt-get update && apt-get install -y --no-install-recommends nginx-light \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home gpubench
-USER 10001:10001
 EXPOSE 50051
 ARG VERSION=unknown REVISION=unknown SOURCE_URL=https://github.com/gpubench/gpubench
 COPY LICENSE /usr/share/doc/gpubench/LICENSE
+# A RUN that reads the arguments: buildah's layer cache (1.28) keys ARG, COPY and LABEL steps
+# without their values, so without it a rebuild with new values can reuse stale labels.
+RUN printf 'version=%s\nrevision=%s\nsource=%s\n' "$VERSION" "$REVISION" "$SOURCE_URL" \
+      > /usr/share/doc/gpubench/BUILD-INFO
 LABEL org.opencontainers.image.source="${SOURCE_URL}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
+USER 10001:10001
 ENTRYPOINT ["nginx", "-g", "daemon off;"]
 CMD ["-c", "/etc/gpubench-h2-proxy/nginx.conf"]
 
@@ -95,7 +103,6 @@ RUN echo /usr/local/lib/gpubench > /etc/ld.so.conf.d/gpubench.conf && ldconfig \
 # NVML (libnvidia-ml.so.1) comes from the driver, mounted by the NVIDIA container runtime;
 # "utility" asks for it. CUDA ordinals in PCI order, as NVML indexes them.
 ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility CUDA_DEVICE_ORDER=PCI_BUS_ID
-USER 10001:10001
 EXPOSE 50051 9464
 # Token or TLS on? Give the CLI its flags: -e GPUBENCH_HEALTHCHECK_FLAGS="--token_file=/path"
 # (or --ca_cert=... --tls_server_name=...). The check is a real ListDevices call.
@@ -105,9 +112,14 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
 # OCI metadata, last so that new values rebuild no earlier layer.
 ARG VERSION=unknown REVISION=unknown SOURCE_URL=https://github.com/gpubench/gpubench
 COPY LICENSE /usr/share/doc/gpubench/LICENSE
+# A RUN that reads the arguments: buildah's layer cache (1.28) keys ARG, COPY and LABEL steps
+# without their values, so without it a rebuild with new values can reuse stale labels.
+RUN printf 'version=%s\nrevision=%s\nsource=%s\n' "$VERSION" "$REVISION" "$SOURCE_URL" \
+      > /usr/share/doc/gpubench/BUILD-INFO
 LABEL org.opencontainers.image.source="${SOURCE_URL}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
+USER 10001:10001
 ENTRYPOINT ["/usr/local/bin/gpubench_server"]
 CMD ["--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9464", "--backend=auto"]

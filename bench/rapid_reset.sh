@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # HTTP/2 rapid reset against gpubench_server, directly or through a proxy, with a raw-frame
 # flooder that never reads (bench/h2flood): the server's peak memory, the normal client's calls,
-# whether the server survived. Loopback only. Figures: bench/results/2026-12-03-rapid-reset.md.
+# whether the server survived. Loopback only. Figures: bench/results/loadtest-cpu.md.
 #   bench/rapid_reset.sh BUILD_DIR direct|nginx|haproxy CONNECTIONS SECONDS [MEMORY_LIMIT_BYTES] [server flags...]
 # MEMORY_LIMIT_BYTES (0: none) puts the server in a new cgroup v1 memory group under this
 # process's (root; cgroup v1 as on the CI machines), so a flood that would take the host's memory

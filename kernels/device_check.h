@@ -1,4 +1,4 @@
-// A family's device reference (issue #30): a plain, independent device implementation of its
+// A family's device reference: a plain, independent device implementation of its
 // host reference plus a compare kernel that counts the elements outside the family's tolerance
 // on the device, so a run's outputs are checked whole without being read back. Host-only and
 // nvcc-safe (no CUDA or absl types): the families declare their checks with it, the CUDA backend

@@ -51,7 +51,7 @@ constexpr GemmPrecisionInfo kPrecisions[] = {
     // tensor cores keep about 14 bits of the sum (DeepSeek-V3 technical report, arXiv:2412.19437,
     // section 3.3.2, which promotes every 128 products). H200, 2026-11-30: 16^3 gemm_f8e4m3 put one
     // element 7.6e-5 from the exact product (-0.0028076 vs -0.0027313) where the f32-only bound
-    // allowed 3e-5 (bench/results/2026-11-30-h200x2-session3.md). So: 2^-14 over up to 128 products;
+    // allowed 3e-5 (bench/results/2026-11-30-h200x2.md). So: 2^-14 over up to 128 products;
     // the bound is then loose at large K (8192: about 60% of a typical |value|).
     {.precision = GemmPrecision::kF8E4M3, .name = "f8e4m3", .input_type = "e4m3",
      .output_type = "bf16", .compute = "fp8 (e4m3) tensor cores, per-tensor scales, f32 accumulate",

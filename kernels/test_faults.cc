@@ -54,7 +54,7 @@ GPUBENCH_CPU_KERNEL(FaultAlloc) {
   if (thread_begin == 0) test_faults::AllocateWithoutBound();
 }
 
-// Wrong results, for verification's tests (issue #30): the seed's one-float-per-thread add with
+// Wrong results, for verification's tests: the seed's one-float-per-thread add with
 // one element off by kCorruption (its index from the seed, kernels/test_corrupt.h), and a kernel
 // that writes nothing (the output keeps the all-ones poison: NaN).
 GPUBENCH_CPU_KERNEL(CorruptOneAdd) {

@@ -44,7 +44,10 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
 else
   step "no CUDA toolkit on the host: the image gets the CPU backend only"
 fi
-# The metadata arguments (version, git revision, source URL) as a release build passes them.
+# The metadata arguments (version, git revision, source URL) as a release build passes them. A
+# checkout without an origin remote gets a file:// source, so that the label check below can tell
+# a passed argument from the Dockerfile's default.
+git remote get-url origin >/dev/null 2>&1 || export GPUBENCH_SOURCE_URL=${GPUBENCH_SOURCE_URL:-file://$src}
 mapfile -t meta < <(scripts/image_build_args.sh)
 bud=("${B[@]}" bud --isolation chroot --pull=never --layers --format docker
      --build-arg "BUILD_IMAGE=$base" --build-arg "RUNTIME_IMAGE=$base"
@@ -73,6 +76,18 @@ if got != want:
     sys.exit(f"FAIL: {sys.argv[1]} OCI labels {got}, expected {want}")
 print(f"ok: {sys.argv[1]} OCI labels {got}")' "$img" "${meta[@]}" || fail "OCI labels of $img"
 done
+# The same values in the file the images carry (the step that keeps buildah's cache honest).
+for img in "$image" "$client_image"; do
+  c=$("${B[@]}" from --pull=never "$img")
+  got=$(cat "$("${B[@]}" mount "$c")/usr/share/doc/gpubench/BUILD-INFO" 2>/dev/null || true)
+  "${B[@]}" umount "$c" >/dev/null; "${B[@]}" rm "$c" >/dev/null
+  for kv in "${meta[@]}"; do
+    kv=${kv#--build-arg=}; k=${kv%%=*}; v=${kv#*=}
+    k=$(printf '%s' "$k" | tr 'A-Z' 'a-z'); k=${k%_url}
+    grep -qxF "$k=$v" <<<"$got" || fail "$img BUILD-INFO lacks $k=$v: $got"
+  done
+done
+echo "ok: both images' BUILD-INFO matches their labels"
 grep -q "Apache License" LICENSE && grep -q "Version 2.0" LICENSE || fail "LICENSE is not Apache-2.0"
 "${B[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' | grep -E "gpubench(-client)?:ci|gpubench-ci-base" \
   | sed 's/^/image size: /'

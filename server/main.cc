@@ -118,7 +118,7 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics listen address host:port (port 0 picks one; empty disables).");
 ABSL_FLAG(std::string, metrics_port_file, "", "If set, write the bound metrics port here.");
 // 300 idle connections reopened at once held scrapes 7 s at 64 threads and 2 s; 0.5 s at 256
-// and 1 s (docs/metrics.md, bench/results/2026-12-03-rapid-reset.md).
+// and 1 s (docs/metrics.md, bench/results/loadtest-cpu.md).
 ABSL_FLAG(int, metrics_threads, 256,
           "Threads serving /metrics: each idle or slow connection holds one for up to "
           "--metrics_request_timeout_ms.");

@@ -144,9 +144,8 @@ __global__ void __launch_bounds__(1024) AddGridStrideKernel(const T* __restrict_
 //
 // kTail = false (n a multiple of the packet, every size the benchmarks use): `count` is the
 // packet count and the kernel is the packets' loop alone, the same code as bench/l2_probe.cu's
-// VecKernel (issue #19: the probe's copy ran 16Mi f16 hot 3% faster than this kernel did when it
-// also took the element count, divided it and carried the scalar tail; 2026-11-30, sm_90 PTX and
-// SASS compared in bench/results/2026-11-30-l2keep-codegen.md). kTail = true: `count` is the
+// VecKernel (the probe's copy ran 16Mi f16 hot 3% faster than this kernel did when it also took
+// the element count, divided it and carried the scalar tail: bench/results/2026-11-30-l2keep-codegen.md). kTail = true: `count` is the
 // element count n and thread t also adds element nvec * kVec + t when that is below n (the tail
 // rule the CPU emulation, cpu::Add*OnePass, reproduces); the launcher picks it only for n that
 // is not a multiple of the packet, so the tail costs nothing where there is none.

@@ -33,7 +33,7 @@ enum class CachePolicy { kReadOnly, kStreaming, kL2Keep };
 #if GPUBENCH_HAS_L2_CACHE_HINTS
 // volatile, as bench/l2_probe.cu's: one createpolicy per load and store, where the load or store
 // is, never merged or hoisted (the sm_90 code of add_*_l2keep and the probe's keep kernels is the
-// same; issue #19).
+// same: bench/results/2026-11-30-l2keep-codegen.md).
 __device__ __forceinline__ uint64_t L2EvictLastPolicy() {
   uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));

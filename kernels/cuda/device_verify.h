@@ -1,4 +1,4 @@
-// On-device verification for the CUDA backend (Session::VerifyOnDevice, issue #30): every element
+// On-device verification for the CUDA backend (Session::VerifyOnDevice): every element
 // of a run's outputs compared on the device with its family's device reference
 // (kernels/device_check.h), the host's cross-check sample gathered and the output hash's chunks
 // hashed there, so a 1 GiB output costs milliseconds instead of a read-back and a host pass.

@@ -527,7 +527,7 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   RunResult result = StartResult(backend, spec, device);
   // Inputs the backend generates on the device need no host copy where verification runs there
   // too (its cross-check makes the sampled elements itself) or not at all: at 256Mi that is two
-  // 1 GiB buffers the host no longer generates (issue #30).
+  // 1 GiB buffers the host no longer generates.
   const bool host_inputs_unneeded = backend.capabilities().generates_inputs_on_device &&
                                     (!spec.verify || VerifiableOnDevice(*spec.kernel));
   HostData data = GenerateHostData(*spec.kernel, spec.shape, spec.seed, pool,

@@ -1,7 +1,7 @@
 // HTTP/2 rapid reset (CVE-2023-44487) from a raw-frame flooder that never reads
 // (bench/h2flood), against the server behind the optional proxy sidecar
 // (deploy/kubernetes/components/h2-proxy: Debian's nginx with the same nginx.conf), on loopback,
-// bounded in streams and time. Figures: bench/results/2026-12-03-rapid-reset.md.
+// bounded in streams and time. Figures: bench/results/loadtest-cpu.md.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-// On-device verification (issue #30; kernels/cuda/device_verify.h) against host verification:
+// On-device verification (kernels/cuda/device_verify.h) against host verification:
 //   DeviceReferenceFormula.*: every family's device reference, run on the host by the same
 //     __host__ __device__ code, equals the host reference (no GPU needed);
 //   DeviceVerifyGpu.VerdictsAgreeOnTheCatalog*: every variant this GPU runs, at a small and a
