@@ -193,9 +193,12 @@ absl::StatusOr<UserKernelContract> ContractFor(const KernelFamily& family, DType
       "), inputs const; n is the run's element count (every buffer holds n elements)",
       family.alpha_argument ? "; alpha is the family's scalar (2.5)" : "",
       ". The grid is ceil(n / (block_size x items_per_thread)) unless the launch names one; "
-      "bounds-check i < n. No #include: ",
-      headers.empty() ? "no header is needed" : absl::StrJoin(headers, " and "),
-      headers.empty() ? "" : " included by the worker before the source",
+      "bounds-check i < n. ",
+      // Worded without the word the source check refuses, so the text output compiles as is.
+      headers.empty() ? "No header is needed"
+                      : absl::StrCat("The worker puts ", absl::StrJoin(headers, " and "),
+                                     " ahead of the source, which names no header itself (with "
+                                     "nvcc, name it on the command line)"),
       ". Outputs are poisoned before the verified launch and every element is compared with the "
       "family's host reference (rtol ",
       c.tolerance_from->rtol, ", atol ", c.tolerance_from->atol, ", as ", c.tolerance_from->name,

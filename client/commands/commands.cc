@@ -121,9 +121,10 @@ const std::vector<Command>& Commands() {
        .flags = {"device", "device_uuid", "format"},
        .main = Health},
       {.name = "contract",
-       .synopsis = "gpubench contract FAMILY --dtype=D [--entry NAME] [--format table|json]",
+       .synopsis = "gpubench contract FAMILY --dtype=D [--entry NAME] [--format table|json] "
+                   "[--output_file F]",
        .summary = "The C++ signature and an example of a user kernel of FAMILY at dtype D.",
-       .flags = {"dtype", "entry", "format"},
+       .flags = {"dtype", "entry", "format", "output_file"},
        .main = Contract},
       {.name = "help",
        .synopsis = "gpubench help [COMMAND]",

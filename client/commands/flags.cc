@@ -18,7 +18,7 @@ ABSL_FLAG(std::string, format, "table",
           "items finish, errors included) | nvbench-json (run/sweep: nvbench's JSON schema for "
           "nvbench_compare.py; see docs/output-formats.md).");
 ABSL_FLAG(std::string, output_file, "",
-          "run/sweep: write the formatted output to this file instead of stdout.");
+          "run/sweep/contract: write the formatted output to this file instead of stdout.");
 ABSL_FLAG(double, rpc_timeout_seconds, 600, "Deadline of each RPC (a run waits in the queue too).");
 ABSL_FLAG(std::string, size, "", "run: element count, e.g. 1048576, 16M (10^6), 256Mi (2^20).");
 ABSL_FLAG(std::string, sizes, "", "sweep: comma-separated element counts, e.g. 1Mi,16Mi,256Mi.");

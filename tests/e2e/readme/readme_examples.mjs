@@ -308,7 +308,14 @@ async function grpcurl(words, context) {
       client.makeUnaryRequest(rpcPath, serialize, deserialize, request, metadata, deadline,
                               (error, m) => (error ? reject(error) : resolve([m])));
     }
+  }).catch((error) => {
+    // A user kernel on the CPU backend: FAILED_PRECONDITION after the compile checks (documented).
+    if (body.user_kernel && error.code === grpc.status.FAILED_PRECONDITION) {
+      return cpuUserKernelOutcome(true, `FAILED_PRECONDITION: ${error.details}`, notes, '');
+    }
+    throw error;
   }).finally(() => client.close());
+  if (!Array.isArray(responses)) return responses;
   if (responses.length === 0) throw new Error(`${rpcPath}: no response`);
   const printed = responses.map((m) => JSON.stringify(toJson(responseType, m)));
   if (rpcPath === '/grpc.health.v1.Health/Check' && !printed[0].includes('"SERVING"')) {
@@ -335,6 +342,9 @@ function gpubench(words, context) {
   }
   const r = runCli(withTarget, context.cwd);
   if (r.error) throw r.error;
+  if (args[0] === 'run' && args.some((a) => /^--(source|ptx|cubin)=/.test(a))) {
+    return cpuUserKernelOutcome(r.code === 1, r.stderr, notes, r.stdout);
+  }
   if (!accepted.includes(r.code)) {
     throw new Error(`exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
   }
@@ -343,6 +353,33 @@ function gpubench(words, context) {
     if (f.endsWith('.json')) JSON.parse(text);
     notes.push(`${f}: ${text.length} bytes${f.endsWith('.json') ? ', valid JSON' : ''}`);
   }
+  return { output: r.stdout, notes };
+}
+
+// A user-kernel run on the CPU backend: the documented answer is FAILED_PRECONDITION after the
+// compile checks passed (docs/user-kernels.md). Anything else (a compile error, a refused flag,
+// a missing file) is a failure of the example.
+function cpuUserKernelOutcome(failedAsDocumented, message, notes, output) {
+  const why = 'cannot run a user kernel';
+  if (!failedAsDocumented || !message.includes('FAILED_PRECONDITION') || !message.includes(why) ||
+      !message.includes('passed the compile checks')) {
+    throw new Error(`not the CPU backend's documented answer to a user kernel:\n${message}${output}`);
+  }
+  notes.push('the CPU backend answers FAILED_PRECONDITION after the compile checks passed, as ' +
+             'documented: ' + message.trim().split('\n')[0].slice(0, 160));
+  return { output: message, notes };
+}
+
+// nvcc, for the examples that make a PTX or cubin file: the toolkit's (GPUBENCH_NVCC, set by
+// CMake where CUDA is found) in the test's directory, else the example is not run.
+function nvcc(words, context) {
+  const r = spawnSync(process.env.GPUBENCH_NVCC, words.slice(1), { cwd: context.cwd,
+    encoding: 'utf8', timeout: 300_000 });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new Error(`nvcc exit ${r.status}\n${r.stderr}`);
+  const made = words.slice(1).filter((w, i, a) => a[i - 1] === '-o');
+  const notes = [`nvcc is ${process.env.GPUBENCH_NVCC}`];
+  for (const f of made) notes.push(`${f}: ${fs.statSync(path.join(context.cwd, f)).size} bytes`);
   return { output: r.stdout, notes };
 }
 
@@ -362,6 +399,7 @@ function notRunReason(words) {
     kubectl: 'needs a Kubernetes cluster (kubernetes_manifests validates the files)',
     jq: 'reads a report of the fleet stack test',
   };
+  if (program === 'nvcc' && !process.env.GPUBENCH_NVCC) return 'no CUDA toolkit (GPUBENCH_NVCC)';
   return reasons[program] ?? null;
 }
 
@@ -371,7 +409,7 @@ async function startServer(dir) {
   const server = spawn(serverBinary, ['--backend=cpu', '--cpu_devices=2',
     '--listen=127.0.0.1:0', `--port_file=${portFile}`, '--metrics_listen=',
     '--default_min_time_seconds=0.01', '--default_timeout_seconds=0.25',
-    '--node_name=readme-test'], { stdio: ['ignore', log, log] });
+    '--node_name=readme-test', '--allow_user_kernels'], { stdio: ['ignore', log, log] });
   for (let i = 0; i < 300; ++i) {
     if (fs.existsSync(portFile) && fs.readFileSync(portFile, 'utf8').trim()) {
       return { server, port: Number(fs.readFileSync(portFile, 'utf8').trim()) };
@@ -420,7 +458,13 @@ async function main() {
     for (const { file, line, text } of commands) {
       // Lines of text blocks (the architecture, a sample verdict) are not commands.
       const program = path.basename(text.split(/\s+/)[0]);
-      if (program !== 'gpubench' && program !== 'grpcurl') {
+      const runnable = program === 'gpubench' || program === 'grpcurl' ||
+          (program === 'nvcc' && process.env.GPUBENCH_NVCC);
+      if (program === 'gpubench' && /--(ptx|cubin)=/.test(text) && !process.env.GPUBENCH_NVCC) {
+        notRun.push(`${file}:${line}: ${text.slice(0, 70)} (its file is made by nvcc: no CUDA toolkit)`);
+        continue;
+      }
+      if (!runnable) {
         const reason = notRunReason([program]);
         if (reason) notRun.push(`${file}:${line}: ${text.slice(0, 70)} (${reason})`);
         continue;
@@ -437,7 +481,8 @@ async function main() {
       const started = Date.now();
       try {
         const { output, notes } =
-            program === 'grpcurl' ? await grpcurl(words.slice(1), context) : gpubench(words, context);
+            program === 'grpcurl' ? await grpcurl(words.slice(1), context)
+            : program === 'nvcc' ? nvcc(words, context) : gpubench(words, context);
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
         console.log(`ok   ${file}:${line} (${seconds} s): ${text}`);
         for (const note of notes) console.log(`       adapted: ${note}`);
