@@ -136,6 +136,23 @@ struct HostData {
   int placements = 1;
   L2Flush l2_flush = L2Flush::kClean;          // the CPU backend ignores both
   StreamKind stream = StreamKind::kNonBlocking;
+  // Verify timed samples too (user kernels; kernels/timed_check.h chooses them from `seed`):
+  // before a chosen sample its inputs are generated from a fresh seed and its outputs poisoned,
+  // after it its output is checked on the device, then the run's inputs are restored. The CUDA
+  // backend only, and only where Session::CanVerifyOnDevice; the CPU backend ignores it.
+  bool verify_timed_samples = false;
+};
+
+// What the timed-sample check (HostData::verify_timed_samples) did in one run.
+struct TimedSampleCheck {
+  int64_t samples = 0;        // timed samples taken (cold or hot, kept or discarded)
+  int64_t verified = 0;       // of them, verified
+  int64_t last_verified = 0;  // the last verified sample's 1-based index; 0: none
+  // Chosen but not verifiable: a hot batch of more than one launch of a family with an in-out
+  // buffer ends in the batch's launches applied in turn, not in one launch's output.
+  int64_t skipped = 0;
+  int64_t mismatches = 0;  // in the first verified sample that differed
+  std::string failure;     // that sample in words; empty: every verified sample matched
 };
 
 // Read-back of a run: one entry per buffer of the family; outputs and in-outs filled.
@@ -299,6 +316,10 @@ class Session {
   // What the variant's setup function said it chose ("cuBLASLt algo 23, tile 256x128"); empty
   // where it has none.
   virtual std::string LaunchReport() const { return ""; }
+
+  // What the timed-sample check did, where HostData::verify_timed_samples asked for it and the
+  // session applies it; nullopt otherwise.
+  virtual std::optional<TimedSampleCheck> TimedCheck() const { return std::nullopt; }
 
   virtual KernelResources Resources() const = 0;
 

@@ -160,6 +160,14 @@ ABSL_FLAG(int64_t, max_user_kernel_bytes, int64_t{1} << 20,
 ABSL_FLAG(double, user_kernel_compile_seconds, 30,
           "A user kernel's compile that runs longer ends its worker (the run fails UNAVAILABLE; "
           "the device's health is not charged).");
+ABSL_FLAG(int, user_kernel_runs_per_client, 4,
+          "Most user-kernel runs one client may have queued or running at once (each compiles "
+          "first, so this bounds its concurrent compiles); more answer RESOURCE_EXHAUSTED. A "
+          "client is its bearer token, else its client certificate, else its address. 0: no "
+          "limit.");
+ABSL_FLAG(int, user_kernel_submissions_per_minute, 60,
+          "Most user kernels one client may submit in any minute; more answer RESOURCE_EXHAUSTED. "
+          "0: no limit.");
 ABSL_FLAG(bool, allow_profiling, true,
           "Allow requests to add a hardware-counter pass (CUPTI range profiler) for achieved "
           "occupancy. Counters need root or NVreg_RestrictProfilingToAdminUsers=0.");
@@ -345,6 +353,14 @@ int Main() {
   if (!credentials.ok()) return StartupFailed(credentials.status());
   ServiceOptions service_options;
   service_options.max_sweep_items = config.max_sweep_items;
+  service_options.user_kernel_clients = {
+      .runs_in_flight = absl::GetFlag(FLAGS_user_kernel_runs_per_client),
+      .submissions_per_minute = absl::GetFlag(FLAGS_user_kernel_submissions_per_minute)};
+  if (service_options.user_kernel_clients.runs_in_flight < 0 ||
+      service_options.user_kernel_clients.submissions_per_minute < 0) {
+    return StartupFailed(absl::InvalidArgumentError(
+        "--user_kernel_runs_per_client and --user_kernel_submissions_per_minute must be >= 0"));
+  }
   service_options.server_info = ServerInfoFor(config);
   if (auth->has_value()) service_options.auth = &**auth;
   service_options.health = health->get();

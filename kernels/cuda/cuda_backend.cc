@@ -23,6 +23,7 @@
 #include "kernels/cuda/device_verify.h"
 #include "kernels/cuda/l2_flusher.h"
 #include "kernels/cuda/launch_timer.h"
+#include "kernels/timed_check.h"
 
 namespace gpubench {
 namespace {
@@ -103,6 +104,23 @@ class CudaSession final : public Session {
       buffers_.launch_buffers().state = launch_state_.get();
       CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_.get()));
     }
+    if (data_.verify_timed_samples) {
+      // The check needs fresh inputs made on the device and a device check: every family with a
+      // user-kernel contract has both (tests/kernels/user_kernel_test.cc holds them to it).
+      if (!CanVerifyOnDevice()) {
+        return absl::FailedPreconditionError(absl::StrCat("timed_launch_verified: ", variant_.name,
+                                                          " cannot be verified on the device"));
+      }
+      for (const BufferSpec& b : variant_.family->buffers) {
+        if (b.role != BufferRole::kOutput && !GeneratedOnDevice(b)) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("timed_launch_verified: buffer ", b.name, " of ", variant_.name,
+                           " is not generated on the device, so it cannot get fresh inputs"));
+        }
+        in_out_ = in_out_ || b.role == BufferRole::kInOut;
+      }
+      chooser_.emplace(data_.seed);
+    }
     return absl::OkStatus();
   }
 
@@ -127,13 +145,24 @@ class CudaSession final : public Session {
     } else {
       buffers_.SelectNextCold();
     }
+    ASSIGN_OR_RETURN(const std::optional<uint64_t> check, PrepareTimedCheck(1));
     RETURN_IF_ERROR(flusher_->Flush(stream_.get()));
-    return TimeLaunches(1);
+    absl::StatusOr<SampleRecord> record = TimeLaunches(1);
+    if (check.has_value()) RETURN_IF_ERROR(FinishTimedCheck(*check, "cold", 1, record.ok()));
+    return record;
   }
 
   absl::StatusOr<SampleRecord> HotSample(int batch) override {
     buffers_.Select(0);
-    return TimeLaunches(batch);
+    ASSIGN_OR_RETURN(const std::optional<uint64_t> check, PrepareTimedCheck(batch));
+    absl::StatusOr<SampleRecord> record = TimeLaunches(batch);
+    if (check.has_value()) RETURN_IF_ERROR(FinishTimedCheck(*check, "hot", batch, record.ok()));
+    return record;
+  }
+
+  std::optional<TimedSampleCheck> TimedCheck() const override {
+    if (!chooser_.has_value()) return std::nullopt;
+    return timed_check_;
   }
 
   void PushRange(const std::string& name) override { nvtxRangePushA(name.c_str()); }
@@ -248,6 +277,56 @@ class CudaSession final : public Session {
   }
 
  private:
+  // The timed-sample check (HostData::verify_timed_samples), before a sample of `launches`
+  // launches: whether the chooser picks it, and then the seed its inputs were regenerated from
+  // (outputs poisoned). Outside the timed window: a cold sample's flush comes after it.
+  absl::StatusOr<std::optional<uint64_t>> PrepareTimedCheck(int launches) {
+    if (!chooser_.has_value()) return std::nullopt;
+    ++timed_check_.samples;
+    if (!chooser_->Next() || !timed_check_.failure.empty()) return std::nullopt;
+    if (launches > 1 && in_out_) {
+      ++timed_check_.skipped;
+      return std::nullopt;
+    }
+    const uint64_t seed = chooser_->InputSeed();
+    RETURN_IF_ERROR(buffers_.ResetOutputs(stream_.get()));
+    RETURN_IF_ERROR(buffers_.Regenerate(seed, stream_.get()));
+    return seed;
+  }
+
+  // After the chosen sample: its output checked on the device against inputs from `seed` (when
+  // it was `timed`, i.e. its launches ran), then the run's own inputs restored.
+  absl::Status FinishTimedCheck(uint64_t seed, const char* mode, int launches, bool timed) {
+    if (timed) {
+      HostData fresh;
+      fresh.family = data_.family;
+      fresh.dtype = data_.dtype;
+      fresh.shape = data_.shape;
+      fresh.n = data_.n;
+      fresh.seed = seed;
+      ASSIGN_OR_RETURN(const DeviceVerifyReport report,
+                       cuda::VerifyOnDevice(variant_, buffers_.launch_buffers(), fresh,
+                                            SampleIndices(), stream_.get()));
+      ++timed_check_.verified;
+      timed_check_.last_verified = timed_check_.samples;
+      if (report.mismatches > 0) {
+        timed_check_.mismatches = report.mismatches;
+        timed_check_.failure = absl::StrFormat(
+            "timed sample %d (%s, %d launch%s, outputs poisoned and inputs from seed %016x "
+            "before it): %d of %d elements differ from the reference",
+            timed_check_.samples, mode, launches, launches == 1 ? "" : "es", seed,
+            report.mismatches, report.checked);
+        if (!report.first_mismatches.empty()) {
+          const DeviceMismatch& m = report.first_mismatches.front();
+          absl::StrAppendFormat(&timed_check_.failure, ", first %s[%d] = %g (expected %g)",
+                                variant_.family->buffers[static_cast<size_t>(m.buffer)].name,
+                                m.index, m.actual, m.expected);
+        }
+      }
+    }
+    return buffers_.Regenerate(data_.seed, stream_.get());
+  }
+
   absl::StatusOr<SampleRecord> TimeLaunches(int count) {
     return timer_->Time(stream_.get(), count, variant_.family->blocking_kernel,
                         [this] { return Launch(); });
@@ -285,6 +364,9 @@ class CudaSession final : public Session {
   std::unique_ptr<cuda::LaunchTimer> timer_;
   std::unique_ptr<LaunchState> launch_state_;  // from the variant's setup function
   std::string launch_report_;
+  std::optional<TimedSampleChooser> chooser_;  // set where HostData::verify_timed_samples
+  TimedSampleCheck timed_check_;
+  bool in_out_ = false;  // the family has an in-out buffer
 };
 
 class CudaBackend final : public Backend {

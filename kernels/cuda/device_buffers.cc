@@ -207,4 +207,21 @@ absl::Status RunBuffers::ResetOutputs(cudaStream_t stream) {
   return absl::OkStatus();
 }
 
+absl::Status RunBuffers::Regenerate(uint64_t seed, cudaStream_t stream) {
+  const std::vector<std::unique_ptr<PlacedBuffer>>& buffers = copies_[selected_];
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferSpec& spec = variant_.family->buffers[i];
+    if (spec.role == BufferRole::kOutput) continue;
+    if (!GeneratedOnDevice(spec)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(variant_.name, ": buffer ", spec.name,
+                       " is not generated on the device, so it cannot be given fresh inputs"));
+    }
+    CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(
+        LaunchGenerateUniform(BufferDType(spec, variant_.dtype), seed, spec.seed_stream,
+                              BufferElements(spec, data_.shape), buffers[i]->data(), stream)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace gpubench::cuda

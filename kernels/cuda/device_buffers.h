@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -78,6 +79,11 @@ class RunBuffers {
   // every floating dtype), so an element a kernel never writes fails verification. The selected
   // copy, on `stream` (a host or peer output synchronously).
   absl::Status ResetOutputs(cudaStream_t stream);
+
+  // Every input and in-out of the selected copy generated on the device from `seed` instead of
+  // the run's (the timed-sample check's fresh inputs, and their restoration), on `stream`.
+  // FAILED_PRECONDITION where a buffer is not GeneratedOnDevice.
+  absl::Status Regenerate(uint64_t seed, cudaStream_t stream);
 
   // Copies the selected copy's outputs and in-outs into (*out)[i]; inputs stay empty.
   absl::Status ReadVerified(cudaStream_t stream, BufferContents* out);

@@ -537,6 +537,7 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   data.placements = std::max(spec.measurement.placements, 1);
   data.l2_flush = spec.measurement.l2_flush.value_or(L2Flush::kClean);
   data.stream = spec.measurement.stream.value_or(StreamKind::kNonBlocking);
+  data.verify_timed_samples = spec.verify_timed_samples;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    backend.Open(device, *spec.kernel, spec.geometry, data));
   result.resources = session->Resources();
@@ -545,6 +546,7 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
 
   std::vector<double> samples;  // per-launch seconds, kept samples in time order
   RETURN_IF_ERROR(TakeSamples(*session, spec, cancelled, &result, &samples));
+  result.timed_sample_check = session->TimedCheck();
   RETURN_IF_ERROR(Summarize(spec, samples, &result));
   RETURN_IF_ERROR(VerifyOutput(*session, spec, data, cancelled, pool, &result));
   ComputeTheoreticalOccupancy(spec, &result);

@@ -105,6 +105,8 @@ struct RunResult {
   // reason in clock_events_unavailable_reason where NVML cannot say.
   std::vector<std::string> clock_event_reasons;
   std::string clock_events_unavailable_reason;
+  // What the timed-sample check did, where the spec asked for it (user kernels).
+  std::optional<TimedSampleCheck> timed_sample_check;
   // Runs of a user kernel: its hash, compile facts and the integrity checks applied.
   std::optional<UserKernelReport> user_kernel;
 };

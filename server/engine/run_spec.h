@@ -150,6 +150,9 @@ struct RunSpec {
   MeasurementOptions measurement;
   bool verify = true;
   uint64_t seed = 0;
+  // Verify randomly chosen timed samples too (HostData::verify_timed_samples): set by the worker
+  // for user kernels only, never from a request.
+  bool verify_timed_samples = false;
   bool profile = false;
   bool profile_forbidden = false;  // requested, but the server does not allow profiling
   bool force = false;     // skip the shared-node busy check (--gpu_sharing=shared)

@@ -1,5 +1,6 @@
 #include "server/engine/worker_pool.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
@@ -322,6 +323,9 @@ class WorkerProcess {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, sv[1], 3);  // dup2 clears close-on-exec
+    // The worker writes nothing to stdout but device-side printf (a user kernel's), which would
+    // otherwise fill the server's log at every synchronization: it goes to /dev/null.
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     // Its own process group, so a terminal's Ctrl-C reaches the server alone (which then stops

@@ -43,6 +43,19 @@ absl::Status TokenAuthenticator::CheckHeader(const std::string& authorization) c
   return absl::OkStatus();
 }
 
+std::optional<int> TokenAuthenticator::TokenIndex(const std::string& authorization) const {
+  constexpr absl::string_view kPrefix = "Bearer ";
+  if (!absl::StartsWithIgnoreCase(authorization, kPrefix)) return std::nullopt;
+  const std::string presented = authorization.substr(kPrefix.size());
+  std::optional<int> index;
+  for (size_t i = 0; i < tokens_.size(); ++i) {
+    if (ConstantTimeEquals(presented, tokens_[i]) && !index.has_value()) {
+      index = static_cast<int>(i);
+    }
+  }
+  return index;
+}
+
 absl::Status TokenAuthenticator::Check(const grpc::CallbackServerContext& context) const {
   if (!enabled()) return absl::OkStatus();
   const auto& metadata = context.client_metadata();

@@ -6,6 +6,7 @@
 
 #include <grpcpp/server_context.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ class TokenAuthenticator {
   // OK, or UNAUTHENTICATED saying what is missing or wrong (never echoing the token). Thread-safe.
   absl::Status Check(const grpc::CallbackServerContext& context) const;
   absl::Status CheckHeader(const std::string& authorization) const;
+  // The position in the file of the token `authorization` presents, or nullopt where it presents
+  // none that matches. Compares with every token, in constant time per token.
+  std::optional<int> TokenIndex(const std::string& authorization) const;
 
  private:
   std::vector<std::string> tokens_;

@@ -57,9 +57,12 @@ class CancellableJob {
 // RunBenchmark: the Run operation; forwards cancellation.
 class RunReactor final : public grpc::ServerUnaryReactor {
  public:
+  // `slot`: the client's place among its user-kernel runs in flight (empty for catalog runs),
+  // given back when the run ends.
   RunReactor(Engine* engine, grpc::CallbackServerContext* context,
-             const v1::RunBenchmarkRequest* request, v1::RunBenchmarkResponse* response)
-      : response_(response) {
+             const v1::RunBenchmarkRequest* request, v1::RunBenchmarkResponse* response,
+             ClientSlot slot)
+      : response_(response), slot_(std::move(slot)) {
     absl::StatusOr<std::shared_ptr<Job>> job =
         SubmitRun(*engine, FromProto(*request), DeadlineOf(context),
                   [this](absl::StatusOr<RunResult> result) { Done(std::move(result)); });
@@ -76,6 +79,7 @@ class RunReactor final : public grpc::ServerUnaryReactor {
 
  private:
   void Done(absl::StatusOr<RunResult> result) {
+    slot_.Release();
     if (!result.ok()) {
       Finish(ToGrpcStatus(result.status()));
       return;
@@ -85,6 +89,7 @@ class RunReactor final : public grpc::ServerUnaryReactor {
   }
 
   v1::RunBenchmarkResponse* response_;
+  ClientSlot slot_;
   CancellableJob job_;
 };
 
@@ -345,7 +350,18 @@ grpc::ServerUnaryReactor* BenchmarkService::RunBenchmark(grpc::CallbackServerCon
                                                          v1::RunBenchmarkResponse* response) {
   if (auto* rejected = RejectUnauthenticated(options_, context)) return rejected;
   if (auto* refused = RefuseBadEnums(*request, context)) return refused;
-  return new RunReactor(engine_, context, request, response);
+  ClientSlot slot;
+  if (request->has_user_kernel()) {
+    absl::StatusOr<ClientSlot> admitted =
+        user_kernel_clients_.Admit(ClientIdentity(*context, options_.auth));
+    if (!admitted.ok()) {
+      grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+      reactor->Finish(ToGrpcStatus(admitted.status()));
+      return reactor;
+    }
+    slot = *std::move(admitted);
+  }
+  return new RunReactor(engine_, context, request, response, std::move(slot));
 }
 
 grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(

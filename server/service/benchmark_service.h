@@ -7,6 +7,7 @@
 #include "server/engine/engine.h"
 #include "server/health/health_monitor.h"
 #include "server/service/auth.h"
+#include "server/service/client_limits.h"
 
 namespace gpubench {
 
@@ -18,12 +19,15 @@ struct ServiceOptions {
   v1::GetServerInfoResponse server_info{};
   // The scheduled plan's health verdicts; null: no --schedule_plan (GetHealth says UNKNOWN).
   const health::HealthMonitor* health = nullptr;
+  // Per-client limits on RunBenchmark calls that carry a user kernel.
+  UserKernelClientLimits user_kernel_clients{};
 };
 
 // Thread-safe. `engine` must outlive the service.
 class BenchmarkService final : public v1::Benchmark::CallbackService {
  public:
-  BenchmarkService(Engine* engine, ServiceOptions options) : engine_(engine), options_(options) {}
+  BenchmarkService(Engine* engine, ServiceOptions options)
+      : engine_(engine), options_(options), user_kernel_clients_(options.user_kernel_clients) {}
 
   grpc::ServerUnaryReactor* ListKernels(grpc::CallbackServerContext* context,
                                         const v1::ListKernelsRequest* request,
@@ -52,6 +56,7 @@ class BenchmarkService final : public v1::Benchmark::CallbackService {
  private:
   Engine* engine_;
   const ServiceOptions options_;
+  ClientLimiter user_kernel_clients_;
 };
 
 }  // namespace gpubench

@@ -10,6 +10,24 @@
 #include "server/worker/user_kernel_runtime.h"
 
 namespace gpubench {
+namespace {
+
+std::string TimedCheckSummary(const TimedSampleCheck& timed) {
+  std::string s = absl::StrCat(
+      "timed_launch_verified: ", timed.verified, " of ", timed.samples,
+      " timed samples verified on the device, each with its outputs poisoned and its inputs "
+      "generated from a fresh seed before it (sample i chosen with probability 1/i before it "
+      "was taken, so the last one verified, sample ",
+      timed.last_verified, ", is uniform over the run)");
+  if (timed.skipped > 0) {
+    absl::StrAppend(&s, "; ", timed.skipped,
+                    " chosen hot samples skipped: a batch of more than one launch of a family "
+                    "with an in-out buffer does not end in one launch's output");
+  }
+  return s;
+}
+
+}  // namespace
 
 absl::StatusOr<RunResult> MeasureUserKernelRun(Backend& backend, UserCompiler* compiler,
                                                const RunSpec& spec, const DeviceInfo& device,
@@ -40,7 +58,14 @@ absl::StatusOr<RunResult> MeasureUserKernelRun(Backend& backend, UserCompiler* c
                    BindUserKernel(compiled, user.variant, spec.device_index));
   RunSpec run = spec;
   run.kernel = &binding->variant();
+  run.verify_timed_samples = true;
   ASSIGN_OR_RETURN(RunResult result, MeasureRun(backend, run, device, cancelled, pool));
+  if (!result.timed_sample_check.has_value()) {
+    return absl::InternalError(absl::StrCat("the ", backend.name(),
+                                            " backend did not apply the timed-sample check to a "
+                                            "user kernel (timed_launch_verified)"));
+  }
+  const TimedSampleCheck& timed = *result.timed_sample_check;
   UserKernelReport report{
       .kind = UserCodeKindName(user.request.kind),
       .entry = user.request.entry,
@@ -61,10 +86,28 @@ absl::StatusOr<RunResult> MeasureUserKernelRun(Backend& backend, UserCompiler* c
                            "device"},
       .compile_log = compiled.log,
       .seed = spec.seed};
+  if (spec.cache_mode == CacheMode::kCold) {
+    report.integrity_checks.push_back(
+        "persisting_l2_reset: L2 lines marked persisting (evict_last, access-policy windows) "
+        "returned to normal before every cold sample's flush (cudaCtxResetPersistingL2Cache), so "
+        "no hint keeps the kernel's data in L2 across it");
+  }
+  report.integrity_checks.push_back(TimedCheckSummary(timed));
   if (compiled.signature_checked) {
     report.integrity_checks.push_back(absl::StrCat("signature_checked: ", compiled.signature_note));
   }
   const bool verified = result.verification.has_value() && result.verification->passed;
+  if (!timed.failure.empty()) {
+    // Right when verified and wrong when timed is a kernel that games the measurement; wrong in
+    // both is a wrong kernel, which its verification verdict already says.
+    if (verified) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "timed_launch_verified failed: ", timed.failure,
+          "; the separate verified launch matched the reference, so the timed launches did not do "
+          "the work that was verified"));
+    }
+    result.notes.push_back(absl::StrCat("timed_launch_verified: ", timed.failure));
+  }
   std::string floor;
   absl::Status plausible = CheckPhysicalFloor(result, &floor);
   if (verified) {

@@ -129,6 +129,9 @@ absl::StatusOr<std::unique_ptr<UserKernelBinding>> BindUserKernel(
   binding->variant_ = variant;
   binding->variant_.cuda = &LaunchUserKernel;
   binding->variant_.cuda_setup = &SetupUserKernel;
+  // Any user kernel may mark lines persisting (evict_last loads, createpolicy): every cold
+  // sample's flush first resets them, as for the catalog's l2_evict_last variants.
+  binding->variant_.l2_evict_last = true;
   binding->loaded_ = std::move(loaded);
   current.store(binding->loaded_.get());
   return binding;

@@ -119,7 +119,7 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2200, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2280, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
@@ -136,8 +136,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MeasurementOptions, warmup_launches, min_samp
                                    placement_pad_bytes, placements, l2_flush, stream)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSpec, kernel, elements, shape, device_index,
                                    peer_device_index, geometry, block_size_source, cache_mode,
-                                   measurement, verify, seed, profile, profile_forbidden, force,
-                                   scheduled, max_warmup_seconds, user_kernel)
+                                   measurement, verify, seed, verify_timed_samples, profile,
+                                   profile_forbidden, force, scheduled, max_warmup_seconds,
+                                   user_kernel)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelReport, kind, entry, lowered_name, code_sha256,
                                    architecture, compile_cache_hit, compile_seconds,
                                    signature_checked, signature_note, integrity_checks,
@@ -173,19 +174,21 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OccupancyReport, warps_per_block, max_warps_p
                                    blocks_limit_shared_memory, blocks_limit_blocks,
                                    active_blocks_per_multiprocessor,
                                    active_warps_per_multiprocessor, theoretical_occupancy, limiter)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimedSampleCheck, samples, verified, last_verified, skipped,
+                                   mismatches, failure)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AchievedCounters, achieved_occupancy, dram_throughput_percent,
                                    unavailable_reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     RunResult, run_id, spec, backend, method, queued_at, started_at, finished_at, stats,
     hot_batch_size, throttled_samples, low_clock_samples, duty_cycle, noise_reached, stop_rule,
     stop_reason, notes, profile_mode, samples_taken, sampling_wall_seconds, noise_known,
-    below_min_samples, sample_seconds, sample_count, measured_seconds, timer,
-    event_median_seconds, min_clock_hz, max_clock_hz, metric, bytes_moved,
-    bandwidth_bytes_per_second, bandwidth_mean_bytes_per_second, elements_per_second,
-    operation_unit, operations, operations_per_second, seconds_per_operation, percent_of_peak,
-    peak, launch_report, percent_of_copy_ceiling, copy_ceiling_bytes_per_second, verification,
-    output_hash, resources, occupancy, counters, waves, explanation, device,
-    clock_event_reasons, clock_events_unavailable_reason, user_kernel)
+    below_min_samples, sample_seconds, sample_count, measured_seconds, timer, event_median_seconds,
+    min_clock_hz, max_clock_hz, metric, bytes_moved, bandwidth_bytes_per_second,
+    bandwidth_mean_bytes_per_second, elements_per_second, operation_unit, operations,
+    operations_per_second, seconds_per_operation, percent_of_peak, peak, launch_report,
+    percent_of_copy_ceiling, copy_ceiling_bytes_per_second, verification, output_hash, resources,
+    occupancy, counters, waves, explanation, device, clock_event_reasons,
+    clock_events_unavailable_reason, timed_sample_check, user_kernel)
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,16 @@ grpc::Status RunRpc(const ServerProcess& server, const v1::RunBenchmarkRequest& 
   c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   v1::RunBenchmarkResponse ignored;
   return stub->RunBenchmark(&c, request, response != nullptr ? response : &ignored);
+}
+
+grpc::Status RunRpcAs(const ServerProcess& server, const std::string& token,
+                      const v1::RunBenchmarkRequest& request) {
+  auto stub = v1::Benchmark::NewStub(server.Channel());
+  grpc::ClientContext c;
+  c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  c.AddMetadata("authorization", "Bearer " + token);
+  v1::RunBenchmarkResponse ignored;
+  return stub->RunBenchmark(&c, request, &ignored);
 }
 
 std::pair<int, std::string> StartupFailure(const std::vector<std::string>& flags) {
@@ -123,6 +134,104 @@ TEST(UserKernels, CpuBackendAnswersFailedPreconditionAfterTheCompileChecks) {
   v1::RunBenchmarkResponse response;
   EXPECT_TRUE(RunRpc(server, plain, &response).ok());
   EXPECT_TRUE(response.result().verification().passed());
+}
+
+#if GPUBENCH_TEST_HAVE_NVRTC
+// Hostile sources that need no GPU (the CPU backend's worker compiles them for compute_90): a
+// compile bomb is stopped by the compile limit (or by NVRTC itself), a 10 MiB source meets
+// gRPC's message limit or, with both limits raised, compiles; the device serves after each.
+TEST(UserKernels, CompileBombAndTenMebibyteSourceGetPreciseStatuses) {
+  ServerProcess server({"--allow_user_kernels", "--cpu_devices=1",
+                        "--user_kernel_compile_seconds=3", "--max_message_bytes=33554432",
+                        "--max_user_kernel_bytes=16777216"});
+  // 2^30 distinct instantiations: never done in 3 s.
+  const std::string bomb = absl::StrCat(
+      "template <int N, int K> struct X {\n"
+      "  static constexpr long long v = X<N - 1, 2 * K>::v + X<N - 1, 2 * K + 1>::v;\n};\n"
+      "template <int K> struct X<0, K> { static constexpr long long v = 1; };\n"
+      "__device__ long long sink = X<30, 0>::v;\n",
+      kAddF16);
+  const auto start = std::chrono::steady_clock::now();
+  grpc::Status s = RunRpc(server, UserRun(bomb));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("the user kernel's compile ran over 3s"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  // Deep rather than wide: NVRTC's own instantiation-depth limit, a compile error with the line.
+  grpc::Status deep = RunRpc(
+      server, UserRun(absl::StrCat("template <int N> struct D { static constexpr int v = D<N - "
+                                   "1>::v + 1; };\n__device__ int deep = D<100000>::v;\n",
+                                   kAddF16)));
+  EXPECT_EQ(deep.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << deep.error_message();
+  EXPECT_THAT(deep.error_message(), HasSubstr("user.cu("));
+  // 10 MiB: a kernel and a comment, within both raised limits; the compile checks pass.
+  const std::string big = absl::StrCat(kAddF16, "// ", std::string(10 << 20, 'x'), "\n");
+  grpc::Status ten = RunRpc(server, UserRun(big));
+  EXPECT_EQ(ten.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << ten.error_message();
+  EXPECT_THAT(ten.error_message(), HasSubstr("passed the compile checks"));
+  v1::RunBenchmarkRequest plain;
+  plain.set_kernel("add_f32");
+  plain.set_elements(1024);
+  v1::RunBenchmarkResponse response;
+  EXPECT_TRUE(RunRpc(server, plain, &response).ok());
+  EXPECT_TRUE(response.result().verification().passed());
+
+  // With the default limits, gRPC refuses the 10 MiB message before the service sees it.
+  ServerProcess defaults({"--allow_user_kernels", "--cpu_devices=1"});
+  grpc::Status refused = RunRpc(defaults, UserRun(big));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+}
+#endif
+
+// Per-client limits through real RPCs: each token of --token_file is one client, with its own
+// submissions per minute; catalog runs are not counted.
+TEST(UserKernels, SubmissionsPerMinuteArePerClient) {
+  const std::string tokens =
+      ::testing::TempDir() + "/gpubench_uk_rate_tokens_" + std::to_string(getpid());
+  std::ofstream(tokens) << "alpha\nbeta\n";
+  ServerProcess server({"--allow_user_kernels", "--cpu_devices=1", "--token_file=" + tokens,
+                        "--user_kernel_submissions_per_minute=2"});
+  for (int i = 0; i < 2; ++i) {
+    grpc::Status s = RunRpcAs(server, "alpha", UserRun(kAddF16));
+    EXPECT_NE(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  }
+  grpc::Status third = RunRpcAs(server, "alpha", UserRun(kAddF16));
+  EXPECT_EQ(third.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << third.error_message();
+  EXPECT_THAT(third.error_message(), HasSubstr("client token #1 submitted 2 user kernels"));
+  EXPECT_THAT(third.error_message(), HasSubstr("--user_kernel_submissions_per_minute=2"));
+  grpc::Status other = RunRpcAs(server, "beta", UserRun(kAddF16));
+  EXPECT_NE(other.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << other.error_message();
+  v1::RunBenchmarkRequest plain;
+  plain.set_kernel("add_f32");
+  plain.set_elements(1024);
+  EXPECT_TRUE(RunRpcAs(server, "alpha", plain).ok());
+}
+
+// A client's runs in flight: its first user run waits behind a long catalog run (queued counts),
+// its second is refused at once, and once the first is done it may submit again.
+TEST(UserKernels, RunsInFlightArePerClient) {
+  ServerProcess server(
+      {"--allow_user_kernels", "--cpu_devices=1", "--user_kernel_runs_per_client=1"});
+  v1::RunBenchmarkRequest hold;
+  hold.set_kernel("add_f32");
+  hold.set_elements(1 << 22);
+  hold.mutable_measurement()->set_min_time_seconds(2);
+  hold.mutable_measurement()->set_timeout_seconds(5);
+  std::thread holder([&] { EXPECT_TRUE(RunRpc(server, hold).ok()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  grpc::Status first;
+  std::thread queued([&] { first = RunRpc(server, UserRun(kAddF16)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  grpc::Status second = RunRpc(server, UserRun(kAddF16));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_EQ(second.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << second.error_message();
+  EXPECT_THAT(second.error_message(), HasSubstr("client ipv4:127.0.0.1 has 1 user-kernel runs"));
+  EXPECT_THAT(second.error_message(), HasSubstr("--user_kernel_runs_per_client=1"));
+  holder.join();
+  queued.join();
+  EXPECT_NE(first.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << first.error_message();
+  grpc::Status again = RunRpc(server, UserRun(kAddF16));
+  EXPECT_NE(again.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << again.error_message();
 }
 
 TEST(UserKernels, StartupRefusesANonLoopbackAddressWithoutAuthentication) {

@@ -1,8 +1,9 @@
 // User kernels on a real GPU (docs/user-kernels.md), the way the worker runs them
 // (MeasureUserKernelRun): the built-in add_f32's source resubmitted verifies with the same
-// registers; a kernel that writes nothing, or corrupts the last element, fails verification; a
-// trap fails with the CUDA error as a device-lost status. Run:
-//   build/tests/gpu_test --gtest_filter='UserKernelGpu.*'
+// registers; a kernel that writes nothing, or corrupts the last element, fails verification; the
+// cheats (UserKernelGpuCheat) are each caught by the integrity check they name; a trap fails with
+// the CUDA error as a device-lost status. Run:
+//   build/tests/gpu_test --gtest_filter='UserKernelGpu.*:UserKernelGpuCheat.*'
 //   build/tests/gpu_test --gtest_filter='UserKernelGpuTrap.*'   (alone: it poisons the context)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -51,6 +52,19 @@ class UserKernelGpu : public CudaTest {
     return MeasureUserKernelRun(
         *backend_, &compiler_, *spec, *device, [] { return false; }, &pool_, nullptr);
   }
+  static bool HasCheck(const RunResult& r, const std::string& prefix) {
+    if (!r.user_kernel.has_value()) return false;
+    for (const std::string& c : r.user_kernel->integrity_checks) {
+      if (c.rfind(prefix, 0) == 0) return true;
+    }
+    return false;
+  }
+  static bool HasNote(const RunResult& r, const std::string& part) {
+    for (const std::string& n : r.notes) {
+      if (n.find(part) != std::string::npos) return true;
+    }
+    return false;
+  }
   UserCompiler compiler_{{.include_dir = DefaultUserKernelIncludeDir()}};
 };
 
@@ -82,6 +96,12 @@ TEST_F(UserKernelGpu, BuiltinSourceResubmittedVerifiesWithTheSameResources) {
   EXPECT_EQ(user->resources.registers_per_thread, ref->resources.registers_per_thread);
   ASSERT_TRUE(user->occupancy.has_value() && ref->occupancy.has_value());
   EXPECT_EQ(user->occupancy->theoretical_occupancy, ref->occupancy->theoretical_occupancy);
+  // The timed-sample check verified at least the first timed sample and found it right.
+  ASSERT_TRUE(user->timed_sample_check.has_value());
+  EXPECT_GE(user->timed_sample_check->verified, 1);
+  EXPECT_EQ(user->timed_sample_check->failure, "");
+  EXPECT_TRUE(HasCheck(*user, "timed_launch_verified: "));
+  EXPECT_TRUE(HasCheck(*user, "persisting_l2_reset: "));
   // The second submission of the same source is a compile-cache hit.
   absl::StatusOr<RunResult> again = RunUser(kAddF32Source, "AddF32Kernel", 1 << 20);
   ASSERT_TRUE(again.ok()) << again.status();
@@ -128,6 +148,99 @@ extern "C" __global__ void almost(const float* a, const float* b, float* c, long
   EXPECT_FALSE(r->verification->passed);
   EXPECT_EQ(r->verification->mismatches, 1);
   EXPECT_EQ(r->verification->first_mismatch_index, n - 1);
+  // The first timed sample, always verified, was wrong there too: a note, not a second verdict.
+  EXPECT_TRUE(HasNote(*r, "timed_launch_verified: timed sample 1 ")) << r->notes.size();
+}
+
+// Kernels that game the measurement, each caught by the check it names.
+class UserKernelGpuCheat : public UserKernelGpu {};
+
+// Output cached in a __device__ global: each element computed on the kernel's first launch and
+// copied from the cache afterwards (one 4-byte read instead of two). Right on the separate
+// verified launch (the run's inputs), wrong on a timed sample whose inputs were regenerated from
+// a fresh seed: FAILED_PRECONDITION naming timed_launch_verified. (A cache from an earlier run
+// would not survive: the module is loaded per run, and the run's seed is fresh.)
+TEST_F(UserKernelGpuCheat, OutputCachedInADeviceGlobalFailsTheTimedLaunchCheck) {
+  absl::StatusOr<RunResult> r = RunUser(R"(
+__device__ float cache[1 << 20];
+__device__ unsigned char have[1 << 20];
+extern "C" __global__ void cached(const float* a, const float* b, float* c, long long n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n || i >= (1 << 20)) return;
+  if (have[i] == 0) {
+    cache[i] = a[i] + b[i];
+    have[i] = 1;
+  }
+  c[i] = cache[i];
+}
+)",
+                                        "cached", 1 << 20);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("timed_launch_verified failed: timed sample 1 "));
+  EXPECT_THAT(r.status().message(), HasSubstr("the separate verified launch matched"));
+}
+
+// Only some elements computed (the even ones): every_element_verified fails with the odd half,
+// and the timed-sample check saw the same in its note.
+TEST_F(UserKernelGpuCheat, OnlySomeElementsComputedFailsVerification) {
+  constexpr int64_t n = 1 << 20;
+  absl::StatusOr<RunResult> r = RunUser(R"(
+extern "C" __global__ void half(const float* a, const float* b, float* c, long long n) {
+  const long long i = 2 * (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x);
+  if (i < n) c[i] = a[i] + b[i];
+}
+)",
+                                        "half", n);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->verification.has_value());
+  EXPECT_FALSE(r->verification->passed);
+  EXPECT_EQ(r->verification->mismatches, n / 2);
+  EXPECT_EQ(r->verification->first_mismatch_index, 1);
+  EXPECT_TRUE(HasCheck(*r, "every_element_verified: "));
+  EXPECT_TRUE(HasNote(*r, "timed_launch_verified: timed sample 1 "));
+}
+
+// Full work only on the first launch (a per-element "done" flag in a __device__ global), nothing
+// afterwards: the first timed sample, always verified, comes after the warm-up's launches.
+TEST_F(UserKernelGpuCheat, FullWorkOnlyOnTheFirstLaunchIsCaughtOnTheFirstTimedSample) {
+  constexpr int64_t n = 1 << 20;
+  absl::StatusOr<RunResult> r = RunUser(R"(
+__device__ unsigned char done[1 << 20];
+extern "C" __global__ void once(const float* a, const float* b, float* c, long long n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n || i >= (1 << 20) || done[i] != 0) return;
+  c[i] = a[i] + b[i];
+  done[i] = 1;
+}
+)",
+                                        "once", n);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->verification->passed);
+  EXPECT_EQ(r->verification->mismatches, n);  // the verified launch wrote nothing either
+  EXPECT_TRUE(HasNote(*r, "timed_launch_verified: timed sample 1 "));
+  ASSERT_TRUE(r->timed_sample_check.has_value());
+  EXPECT_EQ(r->timed_sample_check->mismatches, n);
+}
+
+// Too fast: computes a block's elements only where its first output still holds the poison
+// (all-ones bytes), so every verified launch, timed or not, is right, and the other timed
+// launches read one line per block and return. Only the physical floor can tell.
+TEST_F(UserKernelGpuCheat, ComputingOnlyOnPoisonedOutputsIsBelowThePhysicalFloor) {
+  absl::StatusOr<RunResult> r = RunUser(R"(
+extern "C" __global__ void sly(const float* a, const float* b, float* c, long long n) {
+  __shared__ int poisoned;
+  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x;
+  if (threadIdx.x == 0) poisoned = __float_as_uint(c[first]) == 0xffffffffu;
+  __syncthreads();
+  const long long i = first + threadIdx.x;
+  if (poisoned && i < n) c[i] = a[i] + b[i];
+}
+)",
+                                        "sly", int64_t{16} << 20);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("implausible: the user kernel's median is faster"));
 }
 
 // Last, and alone: a trap poisons this process's context (in the server, the worker's, which

@@ -97,6 +97,31 @@ TEST(UserKernelContract, EveryCatalogFamilyAndDtype) {
   EXPECT_GE(with_contract, 3);  // elementwise_add x3 dtypes, saxpy, copy at least
 }
 
+// The timed-sample check (timed_launch_verified) gives a chosen sample fresh inputs made on the
+// device and checks it there: every family with a contract must allow both, or the CUDA session
+// refuses the run (FAILED_PRECONDITION).
+TEST(UserKernelContract, EveryContractFamilyCanBeCheckedOnTheDeviceWithFreshInputs) {
+  int checked = 0;
+  for (const KernelVariant& v : AllKernels()) {
+    absl::StatusOr<UserKernelContract> c = ContractFor(*v.family, v.dtype);
+    if (!c.ok()) continue;
+    ++checked;
+    for (const BufferSpec& b : v.family->buffers) {
+      if (b.role != BufferRole::kOutput) {
+        EXPECT_TRUE(GeneratedOnDevice(b)) << v.family->name << "." << b.name;
+      }
+      if (IsVerified(b)) {
+        EXPECT_EQ(b.placement, Placement::kDevice) << v.family->name;
+      }
+    }
+#if GPUBENCH_HAVE_CUDA
+    // The user kernel's variant has no reference of its own: the family's device check applies.
+    EXPECT_NE(v.family->device_check, nullptr) << v.family->name;
+#endif
+  }
+  EXPECT_GE(checked, 3);
+}
+
 TEST(UserCompileOptions, WhitelistOnly) {
   EXPECT_TRUE(ValidateCompileOptions({.defines = {"N", "TILE=4", "X=1.5e-3", "Y=a_b"},
                                       .maxrregcount = 64,

@@ -1,0 +1,32 @@
+#include "kernels/timed_check.h"
+
+namespace gpubench {
+
+TimedSampleChooser::TimedSampleChooser(uint64_t run_seed)
+    : state_(run_seed ^ 0x7469'6d65'6443'6b21ull), run_seed_(run_seed) {}
+
+// SplitMix64 (Steele, Lea & Flood, OOPSLA 2014): a stream independent of the inputs' generator.
+uint64_t TimedSampleChooser::NextWord() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+bool TimedSampleChooser::Next() {
+  ++taken_;
+  // Uniform in [0, taken_) by rejection of the biased top of the 64-bit range.
+  const uint64_t n = static_cast<uint64_t>(taken_);
+  const uint64_t limit = ~uint64_t{0} - (~uint64_t{0} % n);
+  uint64_t word = NextWord();
+  while (word >= limit) word = NextWord();
+  return word % n == 0;
+}
+
+uint64_t TimedSampleChooser::InputSeed() {
+  uint64_t seed = NextWord();
+  while (seed == run_seed_) seed = NextWord();
+  return seed;
+}
+
+}  // namespace gpubench

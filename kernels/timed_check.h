@@ -1,0 +1,36 @@
+// Which timed samples of a run are verified too (Session, HostData::verify_timed_samples; user
+// kernels, docs/user-kernels.md), so that a kernel cannot compute only on the separate verified
+// launch. Host-only.
+#ifndef GPUBENCH_KERNELS_TIMED_CHECK_H_
+#define GPUBENCH_KERNELS_TIMED_CHECK_H_
+
+#include <cstdint>
+
+namespace gpubench {
+
+// Sample i (1-based) is chosen with probability 1/i, decided before it is taken: the last one
+// chosen is uniform over the run's samples however many the stopping rule takes (reservoir
+// sampling with a reservoir of one; Vitter, "Random sampling with a reservoir", ACM TOMS 1985),
+// and about ln N + 0.58 of N samples are chosen. Each chosen sample gets its own input seed.
+// Deterministic for a seed; the run's seed is drawn fresh, so a kernel cannot know it.
+class TimedSampleChooser {
+ public:
+  explicit TimedSampleChooser(uint64_t run_seed);
+
+  // Whether the next sample is verified.
+  bool Next();
+  // Samples decided so far (the index of the last one).
+  int64_t taken() const { return taken_; }
+  // A seed for the inputs of the chosen sample, never the run's own.
+  uint64_t InputSeed();
+
+ private:
+  uint64_t NextWord();
+  uint64_t state_;
+  const uint64_t run_seed_;
+  int64_t taken_ = 0;
+};
+
+}  // namespace gpubench
+
+#endif  // GPUBENCH_KERNELS_TIMED_CHECK_H_
