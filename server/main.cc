@@ -11,11 +11,14 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
 #include "common/command_line.h"
 #include "common/echo.h"
-#include "server/engine/engine.h"
+#include "common/measurement_options.h"
 #include "kernels/test_faults.h"
+#include "server/engine/engine.h"
 #include "server/heap_trimmer.h"
 #include "server/metrics/metrics.h"
 #include "server/service/benchmark_service.h"
@@ -76,24 +79,20 @@ ABSL_FLAG(bool, test_flip_output_hash, false,
 ABSL_FLAG(int64_t, max_elements, int64_t{1} << 31, "Largest element count a request may ask.");
 ABSL_FLAG(int, queue_capacity, 64, "Pending runs per device before RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_sweep_items, 1000, "Most kernels x sizes x block sizes in one RunSweep.");
-ABSL_FLAG(int, default_min_samples, 10, "Samples at least, unless a request says otherwise.");
-ABSL_FLAG(double, default_min_time_seconds, 0.05, "Measured time at least, by default.");
-ABSL_FLAG(double, default_max_noise, -1,
-          "Relative stddev to stop at, by default (-1: 0.005 on cuda as nvbench, 0.02 on cpu, "
-          "where a shared host rarely gets under 1%).");
-ABSL_FLAG(double, default_timeout_seconds, -1,
-          "Sampling wall-time budget, by default (-1: 15 s on cuda as nvbench, 3 s on cpu).");
-ABSL_FLAG(int64_t, default_placement_pad_bytes, 0,
-          "Unused bytes after each CUDA device buffer of 1 MiB or more, for requests that leave "
-          "measurement.placement_pad_bytes at 0 (0: none, buffers back to back; at most 1 GiB). "
-          "For A/B runs of buffer placement; the cpu backend ignores it.");
-ABSL_FLAG(std::string, default_l2_flush, "clean",
-          "How cold samples empty the L2 for requests that leave measurement.l2_flush unset: "
-          "clean (a read pass over 2 x L2) or memset (an L2-sized write, nvbench's flush). "
-          "Echoed in every result and named in its method text.");
-ABSL_FLAG(std::string, default_stream, "nonblocking",
-          "The stream samples are timed on for requests that leave measurement.stream unset: "
-          "nonblocking (a stream per run), legacy (the default stream) or per_thread.");
+// The measurement defaults: one flag per row of the option table with a server_flag
+// (common/measurement_options.h gives the default, the help and the range; ConfigFromFlags reads
+// them by the table's names). -1: the backend's default, where the table has one for the CPU.
+using gpubench::OptionId;
+using gpubench::OptionOf;
+ABSL_FLAG(int, default_min_samples, static_cast<int>(OptionOf(OptionId::kMinSamples).default_value),
+          OptionOf(OptionId::kMinSamples).help);
+ABSL_FLAG(double, default_min_time_seconds, OptionOf(OptionId::kMinTimeSeconds).default_value,
+          OptionOf(OptionId::kMinTimeSeconds).help);
+ABSL_FLAG(double, default_max_noise, -1, OptionOf(OptionId::kMaxNoise).help);
+ABSL_FLAG(double, default_timeout_seconds, -1, OptionOf(OptionId::kTimeoutSeconds).help);
+ABSL_FLAG(int64_t, default_placement_pad_bytes, 0, OptionOf(OptionId::kPlacementPadBytes).help);
+ABSL_FLAG(std::string, default_l2_flush, "clean", OptionOf(OptionId::kL2Flush).help);
+ABSL_FLAG(std::string, default_stream, "nonblocking", OptionOf(OptionId::kStream).help);
 ABSL_FLAG(double, max_timeout_seconds, 120, "Largest sampling budget a request may ask.");
 ABSL_FLAG(double, max_warmup_seconds, 10,
           "Wall-time bound of one run's warm-up, whatever its launch count.");
@@ -226,13 +225,16 @@ ServerConfig ConfigFromFlags() {
   c.max_elements = absl::GetFlag(FLAGS_max_elements);
   c.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
   c.max_sweep_items = absl::GetFlag(FLAGS_max_sweep_items);
-  c.default_min_samples = absl::GetFlag(FLAGS_default_min_samples);
-  c.default_min_time_seconds = absl::GetFlag(FLAGS_default_min_time_seconds);
-  c.default_max_noise = absl::GetFlag(FLAGS_default_max_noise);
-  c.default_timeout_seconds = absl::GetFlag(FLAGS_default_timeout_seconds);
-  c.default_placement_pad_bytes = absl::GetFlag(FLAGS_default_placement_pad_bytes);
-  c.default_l2_flush = absl::GetFlag(FLAGS_default_l2_flush);
-  c.default_stream = absl::GetFlag(FLAGS_default_stream);
+  for (const gpubench::OptionSpec& o : gpubench::kMeasurementOptions) {
+    if (o.server_flag.empty()) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(o.server_flag);
+    if (flag == nullptr) {  // a table row whose flag main.cc does not define: a build mistake
+      spdlog::critical("the option table names --{}, which this server does not define",
+                       std::string(o.server_flag));
+      std::abort();
+    }
+    c.measurement_defaults[std::string(o.name)] = flag->CurrentValue();
+  }
   c.max_timeout_seconds = absl::GetFlag(FLAGS_max_timeout_seconds);
   c.max_warmup_seconds = absl::GetFlag(FLAGS_max_warmup_seconds);
   c.cgroup_root = ResolveCgroupRoot(absl::GetFlag(FLAGS_cgroup_root));

@@ -34,6 +34,7 @@
 #include "common/build_info.h"
 #include "common/files.h"
 #include "common/host_memory.h"
+#include "common/measurement_options.h"
 #include "common/status_macros.h"
 #include "common/tokens.h"
 #include "grpc/health/v1/health.pb.h"
@@ -143,6 +144,27 @@ void WorkerEventSink::AttachHealth(grpc::HealthCheckServiceInterface* health,
   for (const auto& [device, up] : up_) Publish(device, up);
 }
 
+namespace {
+
+// A --default_* flag's text as the row's value (a choice's index, else the number); nullopt for
+// -1 where the row has a CPU default, which means the backend's default.
+absl::StatusOr<std::optional<double>> ParseDefaultFlag(const OptionSpec& o,
+                                                       const std::string& text) {
+  const std::string flag = absl::StrCat("--", o.server_flag);
+  if (o.kind == OptionKind::kChoice) {
+    ASSIGN_OR_RETURN(const int choice, ParseChoice(o, text, flag));
+    return std::optional<double>(choice);
+  }
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value)) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, "=", text, " is not a number"));
+  }
+  if (value == -1 && o.cpu_default != 0) return std::optional<double>();
+  return std::optional<double>(value);
+}
+
+}  // namespace
+
 absl::Status ValidateConfig(const ServerConfig& c) {
   std::vector<std::string> problems;
   auto number = [&](const char* name, double value, double lo, double hi, const char* why = "") {
@@ -151,22 +173,27 @@ absl::Status ValidateConfig(const ServerConfig& c) {
                                       why));
     }
   };
-  auto default_or = [&](const char* name, double value, double lo, double hi) {
-    if (value != -1) number(name, value, lo, hi, " or -1 (the backend's default)");
-  };
   number("cpu_devices", c.cpu.devices, 1, 256);
   number("cpu_threads", c.cpu.threads_per_device, 0, 4096);
   number("max_elements", static_cast<double>(c.max_elements), 1, 1e15);
   number("queue_capacity", c.queue_capacity, 1, 1e6);
   number("max_sweep_items", c.max_sweep_items, 1, 1e6);
-  number("default_min_samples", c.default_min_samples, 1, 1e6);
-  number("default_min_time_seconds", c.default_min_time_seconds, 0, 60);
-  default_or("default_max_noise", c.default_max_noise, 1e-6, 1);
   number("max_timeout_seconds", c.max_timeout_seconds, 1e-3, 86400);
-  default_or("default_timeout_seconds", c.default_timeout_seconds, 1e-3, c.max_timeout_seconds);
-  if (c.default_placement_pad_bytes < 0 || c.default_placement_pad_bytes > kMaxPlacementPadBytes) {
-    problems.push_back(absl::StrCat("--default_placement_pad_bytes=", c.default_placement_pad_bytes,
-                                    " must be in [0, ", kMaxPlacementPadBytes, "] (1 GiB)"));
+  // The measurement defaults, by the option table's ranges (the request's bound where a server
+  // flag moves it: --max_timeout_seconds).
+  for (const OptionSpec& o : kMeasurementOptions) {
+    const auto text = c.measurement_defaults.find(std::string(o.name));
+    if (o.server_flag.empty() || text == c.measurement_defaults.end()) continue;
+    absl::StatusOr<std::optional<double>> value = ParseDefaultFlag(o, text->second);
+    if (!value.ok()) {
+      problems.emplace_back(value.status().message());
+    } else if (value->has_value() && HasRange(o)) {
+      const double max = o.max_flag == "max_timeout_seconds" ? c.max_timeout_seconds : o.max;
+      if (absl::Status s = CheckOptionRange(o, **value, max, absl::StrCat("--", o.server_flag));
+          !s.ok()) {
+        problems.emplace_back(s.message());
+      }
+    }
   }
   number("max_warmup_seconds", c.max_warmup_seconds, 0.001, 3600);
   number("shutdown_grace_seconds", c.shutdown_grace_seconds, 0, 3600);
@@ -180,16 +207,6 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   // 0 (off) or at least a second: a trim of a few microseconds apart spun an idle core.
   if (c.heap_trim_interval_seconds != 0) {
     number("heap_trim_interval_seconds", c.heap_trim_interval_seconds, 1, 3600, " or 0 (off)");
-  }
-  if (c.default_l2_flush != "clean" && c.default_l2_flush != "memset") {
-    problems.push_back(absl::StrCat("--default_l2_flush must be clean or memset (got '",
-                                    c.default_l2_flush, "')"));
-  }
-  if (c.default_stream != "nonblocking" && c.default_stream != "legacy" &&
-      c.default_stream != "per_thread") {
-    problems.push_back(absl::StrCat(
-        "--default_stream must be nonblocking, legacy or per_thread (got '", c.default_stream,
-        "')"));
   }
   if (c.workers.mode != "process" && c.workers.mode != "in_process") {
     problems.push_back(absl::StrCat("--worker_mode must be process or in_process (got '",
@@ -367,19 +384,18 @@ ServerLimits LimitsFor(const ServerConfig& config, const Backend& backend) {
   ServerLimits limits;
   limits.max_elements = config.max_elements;
   limits.queue_capacity = config.queue_capacity;
-  limits.defaults.min_samples = config.default_min_samples;
-  limits.defaults.min_time_seconds = config.default_min_time_seconds;
+  // Every row's default: the server flag's value, else the backend's (the table's CPU default on
+  // the CPU backend), else the table's.
   const bool cpu = backend.capabilities().device_is_host;
-  limits.defaults.max_noise =
-      config.default_max_noise > 0 ? config.default_max_noise : (cpu ? 0.02 : 0.005);
-  limits.defaults.timeout_seconds =
-      config.default_timeout_seconds > 0 ? config.default_timeout_seconds : (cpu ? 3.0 : 15.0);
-  limits.defaults.placement_pad_bytes = config.default_placement_pad_bytes;
-  limits.defaults.l2_flush =
-      config.default_l2_flush == "memset" ? L2Flush::kMemset : L2Flush::kClean;
-  limits.defaults.stream = config.default_stream == "legacy"       ? StreamKind::kLegacy
-                           : config.default_stream == "per_thread" ? StreamKind::kPerThread
-                                                                   : StreamKind::kNonBlocking;
+  for (const OptionSpec& o : kMeasurementOptions) {
+    std::optional<double> value;
+    if (const auto text = config.measurement_defaults.find(std::string(o.name));
+        text != config.measurement_defaults.end()) {
+      value = ParseDefaultFlag(o, text->second).value_or(std::nullopt);  // ValidateConfig checked
+    }
+    if (!value.has_value() && cpu && o.cpu_default != 0) value = o.cpu_default;
+    SetOption(&limits.defaults, nullptr, o.id, value.value_or(o.default_value));
+  }
   limits.max_timeout_seconds = config.max_timeout_seconds;
   limits.allow_profiling = config.allow_profiling;
   limits.max_warmup_seconds = config.max_warmup_seconds;

@@ -79,13 +79,9 @@ struct ServerConfig {
   int64_t max_elements = 0;
   int queue_capacity = 0;
   int max_sweep_items = 0;
-  int default_min_samples = 0;
-  double default_min_time_seconds = 0;
-  double default_max_noise = -1;
-  double default_timeout_seconds = -1;
-  int64_t default_placement_pad_bytes = 0;
-  std::string default_l2_flush = "clean";      // clean | memset
-  std::string default_stream = "nonblocking";  // nonblocking | legacy | per_thread
+  // The text of each measurement option's --default_* flag, by the option's name (the rows of
+  // common/measurement_options.h with a server_flag); a row missing here keeps the table's default.
+  std::map<std::string, std::string> measurement_defaults;
   double max_timeout_seconds = 0;
   double max_warmup_seconds = 0;
   std::string cgroup_root;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "client/rpc_status.h"
 #include "common/echo.h"
+#include "common/measurement_options.h"
 
 namespace gpubench::client {
 
@@ -31,13 +32,11 @@ namespace {
 
 int Help(const Invocation& invocation);
 
-// The own flags of a command that measures, and the measurement options FillMeasurement reads
-// (options.h) but --mode (compare has --modes instead).
+// The own flags of a command that measures, and the flags of the option table
+// (common/measurement_options.h) FillMeasurement reads, but --mode (compare has --modes instead).
 std::vector<std::string> Measuring(std::vector<std::string> own) {
-  for (const char* flag :
-       {"warmup", "min_samples", "max_samples", "min_time", "max_noise", "timeout", "timer",
-        "throttle_threshold", "max_duty", "placement_pad", "placements"}) {
-    own.emplace_back(flag);
+  for (const OptionSpec& o : kMeasurementOptions) {
+    if (!o.cli_flag.empty() && o.id != OptionId::kCacheMode) own.emplace_back(o.cli_flag);
   }
   return own;
 }
@@ -69,10 +68,10 @@ const std::vector<Command>& Commands() {
                   "a user kernel (--source, --ptx, --cubin).",
        .flags =
            Measuring({"size", "m", "n", "k", "device", "device_uuid", "peer_device", "block_size",
-                      "items_per_thread", "verify", "seed", "profile", "profile_runs", "samples",
-                      "histogram", "force", "format", "output_file", "mode", "source", "ptx",
-                      "cubin", "entry", "family", "dtype", "define", "maxrregcount", "fast_math",
-                      "line_info", "dynamic_shared_bytes", "grid"}),
+                      "items_per_thread", "verify", "seed", "profile", "histogram", "force",
+                      "format", "output_file", "mode", "source", "ptx", "cubin", "entry", "family",
+                      "dtype", "define", "maxrregcount", "fast_math", "line_info",
+                      "dynamic_shared_bytes", "grid"}),
        .main = Run,
        .result_formats = true},
       {.name = "sweep",
@@ -80,30 +79,29 @@ const std::vector<Command>& Commands() {
        .summary = "Benchmark kernels x sizes x block sizes, streaming progress; Ctrl-C prints "
                   "what finished.",
        .flags = Measuring({"kernels", "sizes", "block_sizes", "items_per_thread", "device",
-                           "device_uuid", "all_devices", "verify", "seed", "profile",
-                           "profile_runs", "samples", "histogram", "force", "progress", "format",
-                           "output_file", "mode"}),
+                           "device_uuid", "all_devices", "verify", "seed", "profile", "histogram",
+                           "force", "progress", "format", "output_file", "mode"}),
        .main = Sweep,
        .result_formats = true},
       {.name = "autotune",
        .synopsis = "gpubench autotune KERNEL --size N [--block_sizes ...] "
                    "[--items_per_thread ...] [--apply]",
        .summary = "Measure every block size x items per thread and report the fastest.",
-       .flags = Measuring({"size", "block_sizes", "items_per_thread", "device", "apply",
-                           "profile_runs", "samples", "format", "mode"}),
+       .flags = Measuring(
+           {"size", "block_sizes", "items_per_thread", "device", "apply", "format", "mode"}),
        .main = Autotune},
       {.name = "compare",
        .synopsis = "gpubench compare [--sizes 1Mi,16Mi,256Mi] [--dtypes f32,f16] "
                    "[--modes cold,hot]",
        .summary = "Seed variants vs tuned, CUB and the copy ceiling, one sweep per mode.",
        .flags = Measuring({"sizes", "dtypes", "modes", "device", "device_uuid", "verify", "seed",
-                           "profile_runs", "samples", "progress", "format"}),
+                           "progress", "format"}),
        .main = Compare},
       {.name = "best",
        .synopsis = "gpubench best add --dtype f16 --size 16Mi [--mode hot]",
        .summary = "Measure every add variant of a dtype at one size and print the fastest.",
-       .flags = Measuring({"dtype", "size", "device", "device_uuid", "verify", "seed",
-                           "profile_runs", "samples", "progress", "format", "mode"}),
+       .flags = Measuring({"dtype", "size", "device", "device_uuid", "verify", "seed", "progress",
+                           "format", "mode"}),
        .main = Best},
       {.name = "fleet",
        .synopsis = "gpubench fleet --plan plan.json (--targets|--targets_file|--dns) ... [flags]",

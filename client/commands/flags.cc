@@ -2,6 +2,7 @@
 #include "client/commands/flags.h"
 
 #include "absl/flags/flag.h"
+#include "common/measurement_options.h"
 
 ABSL_FLAG(std::string, target, "localhost:50051", "Server address host:port.");
 ABSL_FLAG(bool, tls, false, "Connect with TLS (implied by --ca_cert or --client_cert).");
@@ -29,49 +30,27 @@ ABSL_FLAG(std::string, device_uuid, "", "Select the device by UUID (overrides --
 ABSL_FLAG(std::string, items_per_thread, "",
           "run: elements per thread (default: the kernel's); sweep/autotune: comma-separated "
           "values. Only kernels whose policy allows it (see `kernels`, column max_items).");
-ABSL_FLAG(std::string, mode, "cold", "cold (L2 flushed, one launch per sample) | hot (batched).");
-ABSL_FLAG(int, warmup, 0, "Warm-up launches (0 = server default).");
-ABSL_FLAG(int, min_samples, 0, "Minimum samples (0 = server default).");
-ABSL_FLAG(int, max_samples, 0, "Maximum samples (0 = server default).");
-ABSL_FLAG(double, min_time, 0, "Minimum measured seconds (0 = server default).");
-ABSL_FLAG(double, max_noise, 0,
-          "Stop at this relative stddev, a FRACTION: 0.005 = 0.5% (nvbench's --max-noise is in "
-          "percent); values over 1 are refused (0 = server default).");
-ABSL_FLAG(double, timeout, 0, "Sampling wall-time budget in seconds (0 = server default).");
+// The measurement flags: rows of the option table (common/measurement_options.h), which gives
+// their help and the server their ranges; FillMeasurement (options.cc) reads them by the table's
+// names. A flag's default leaves the option to the server (0, empty, unset).
+using gpubench::OptionId;
+using gpubench::OptionOf;
+ABSL_FLAG(std::string, mode, "cold", OptionOf(OptionId::kCacheMode).help);
+ABSL_FLAG(int, warmup, 0, OptionOf(OptionId::kWarmupLaunches).help);
+ABSL_FLAG(int, min_samples, 0, OptionOf(OptionId::kMinSamples).help);
+ABSL_FLAG(int, max_samples, 0, OptionOf(OptionId::kMaxSamples).help);
+ABSL_FLAG(double, min_time, 0, OptionOf(OptionId::kMinTimeSeconds).help);
+ABSL_FLAG(double, max_noise, 0, OptionOf(OptionId::kMaxNoise).help);
+ABSL_FLAG(double, timeout, 0, OptionOf(OptionId::kTimeoutSeconds).help);
 ABSL_FLAG(bool, verify, true, "Verify every element against the host reference.");
-ABSL_FLAG(int, profile_runs, 0,
-          "Profile mode: run the kernel N times, each launch timed alone, with no blocking kernel "
-          "and no sampling logic, so ncu / nsys see clean launches (0 = normal sampling).");
-ABSL_FLAG(std::string, timer, "auto",
-          "What times the samples: auto (the default: CUDA events, around one launch cold and "
-          "around the batch hot) | cupti (CUPTI activity records, the kernels' own device "
-          "timestamps, cold and hot; an error where it cannot record; tracing can slow "
-          "large-grid kernels) | events "
-          "(CUDA events only) | gpu_time (each kernel's gpu__time_duration counter, Nsight "
-          "Compute's Duration: every launch alone under CUPTI's range profiler, slower, no "
-          "throttle check). The CPU backend times with its steady clock (auto, events).");
+ABSL_FLAG(int, profile_runs, 0, OptionOf(OptionId::kProfileRuns).help);
+ABSL_FLAG(std::string, timer, "auto", OptionOf(OptionId::kTimer).help);
 ABSL_FLAG(std::optional<double>, throttle_threshold, std::nullopt,
-          "Discard a sample whose SM clock was below this FRACTION of the default clock: 0.75 "
-          "(the server's default when unset) = nvbench's --throttle-threshold 75 (percent there); "
-          "0 keeps every sample (clocks still reported). 0 <= x < 1.");
-ABSL_FLAG(double, max_duty, 0,
-          "Pace the sampling loop so the GPU is busy with timed work at most this FRACTION of "
-          "its wall time (0.8 = 80%; the server sleeps after each sample). A power-capped GPU "
-          "clocks higher when it idles between samples: match another tool's duty cycle "
-          "(bench/torch_gemm.py prints its own). 0 = no pacing; 0 < x <= 1.");
-ABSL_FLAG(std::string, placement_pad, "",
-          "Unused BYTES the server leaves after each device buffer of 1 MiB or more, in --size's "
-          "syntax (34Mi = 34 x 2^20 bytes; 35651584), so the run's buffers are not exactly one "
-          "buffer size apart (their L2 sets can alias: see README, Measurement). Empty or 0 = "
-          "the server's default (no pad unless its --default_placement_pad_bytes); at most 1Gi. "
-          "The cpu backend ignores it.");
-ABSL_FLAG(int32_t, placements, 0,
-          "Cold samples rotate over this many separately allocated copies of the run's device "
-          "buffers, so the median covers that many placements, not the one an allocation gave "
-          "(a small cold launch moves with where its buffers sit: see README, Measurement). "
-          "0 or 1 = one copy; at most 16. Hot samples use the first copy. The cpu backend "
-          "ignores it.");
-ABSL_FLAG(bool, samples, false, "Return the per-launch samples (at most 10,000) in the result.");
+          OptionOf(OptionId::kThrottleThreshold).help);
+ABSL_FLAG(double, max_duty, 0, OptionOf(OptionId::kMaxDuty).help);
+ABSL_FLAG(std::string, placement_pad, "", OptionOf(OptionId::kPlacementPadBytes).help);
+ABSL_FLAG(int32_t, placements, 0, OptionOf(OptionId::kPlacements).help);
+ABSL_FLAG(bool, samples, false, OptionOf(OptionId::kKeepSamples).help);
 ABSL_FLAG(bool, histogram, false,
           "run: draw a text histogram of the samples (implies --samples); on stderr unless "
           "--format=table.");

@@ -3,30 +3,74 @@
 
 #include <fstream>
 #include <iostream>
-#include <limits>
 #include <optional>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/commands/connection.h"
 #include "client/commands/flags.h"
 #include "client/nvbench_json.h"
+#include "common/measurement_options.h"
 #include "common/sizes.h"
+#include "server/service/proto_options.h"
 
 namespace gpubench::client {
 namespace {
 
-// A flag that takes a fraction, given a value that looks like a percent (over 1, up to
-// `percent_max`): says so, with the fraction meant, and returns true. `of` says what the value is
-// a fraction of, with an example.
-bool RefusedAsPercent(absl::string_view flag, double value, double percent_max,
-                      absl::string_view of) {
-  if (!(value > 1 && value <= percent_max)) return false;
-  std::cerr << "gpubench: --" << flag << " " << value
-            << " looks like a percent; it is a fraction of " << of << ": for " << value
-            << "% pass --" << flag << "=" << value / 100 << "\n";
+// A flag that takes a fraction, given a value that looks like a percent (over 1, up to 100):
+// says so, with the fraction meant, and returns true. Larger values are the server's
+// INVALID_ARGUMENT (out of range).
+bool RefusedAsPercent(const OptionSpec& o, double value) {
+  if (!(o.fraction && value > 1 && value <= 100)) return false;
+  std::cerr << "gpubench: --" << o.cli_flag << " " << value << " looks like a percent; it is a "
+            << o.unit << ": for " << value << "% pass --" << o.cli_flag << "=" << value / 100
+            << "\n";
   return true;
+}
+
+// The value of row `o`'s flag, as WriteOption takes it; nullopt when the flag leaves the option
+// to the server (an unset optional flag, an empty size) or false (after a message) when it is
+// not a value of the row.
+bool ParseOptionFlag(const OptionSpec& o, const std::string& text, std::optional<double>* out) {
+  const std::string flag = absl::StrCat("--", o.cli_flag);
+  out->reset();
+  if (text.empty()) return true;  // std::optional flags print unset as ""
+  if (o.kind == OptionKind::kChoice) {
+    absl::StatusOr<int> choice = ParseChoice(o, text, flag);
+    if (!choice.ok()) {
+      std::cerr << "gpubench: " << choice.status().message() << "\n";
+      return false;
+    }
+    *out = *choice;
+    return true;
+  }
+  if (o.kind == OptionKind::kBool) {
+    *out = text == "true" ? 1 : 0;
+    return true;
+  }
+  if (o.unit == "bytes") {  // in --size's syntax; "0" leaves the server's default
+    if (text == "0") return true;
+    absl::StatusOr<int64_t> bytes = ParseElementCount(text);
+    if (!bytes.ok()) {
+      std::cerr << "gpubench: " << flag << ": " << bytes.status().message()
+                << " (bytes, e.g. 34Mi or 35651584)\n";
+      return false;
+    }
+    *out = static_cast<double>(*bytes);
+    return true;
+  }
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value)) {
+    std::cerr << "gpubench: " << flag << ": '" << text << "' is not a number\n";
+    return false;
+  }
+  if (RefusedAsPercent(o, value)) return false;
+  *out = value;
+  return true;  // the server checks the range (one place: its option table)
 }
 
 }  // namespace
@@ -74,70 +118,28 @@ bool Emit(const std::string& text) {
 }
 
 bool FillMeasurement(v1::MeasurementOptions* m, const std::string& mode) {
-  if (mode == "cold")
-    m->set_cache_mode(v1::COLD);
-  else if (mode == "hot")
-    m->set_cache_mode(v1::HOT);
-  else {
-    std::cerr << "gpubench: --mode must be cold or hot (got '" << mode << "')\n";
-    return false;
-  }
-  m->set_warmup_launches(absl::GetFlag(FLAGS_warmup));
-  m->set_min_samples(absl::GetFlag(FLAGS_min_samples));
-  m->set_max_samples(absl::GetFlag(FLAGS_max_samples));
-  m->set_min_time_seconds(absl::GetFlag(FLAGS_min_time));
-  const double max_noise = absl::GetFlag(FLAGS_max_noise);
-  if (RefusedAsPercent("max_noise", max_noise, std::numeric_limits<double>::infinity(),
-                       "the mean (0.005 = 0.5%)")) {
-    return false;
-  }
-  if (max_noise >= 0.1) {
-    std::cerr << "gpubench: note: --max_noise " << max_noise << " means " << 100 * max_noise
-              << "% relative standard deviation (a fraction, not a percent)\n";
-  }
-  m->set_max_noise(max_noise);
-  m->set_profile_runs(absl::GetFlag(FLAGS_profile_runs));
-  m->set_keep_samples(absl::GetFlag(FLAGS_samples) || absl::GetFlag(FLAGS_histogram));
-  m->set_timeout_seconds(absl::GetFlag(FLAGS_timeout));
-  const std::string timer = absl::GetFlag(FLAGS_timer);
-  if (timer == "auto")
-    m->set_timer(v1::TIMER_AUTO);
-  else if (timer == "cupti")
-    m->set_timer(v1::TIMER_CUPTI);
-  else if (timer == "events")
-    m->set_timer(v1::TIMER_EVENTS);
-  else if (timer == "gpu_time")
-    m->set_timer(v1::TIMER_GPU_TIME);
-  else {
-    std::cerr << "gpubench: --timer must be auto, cupti, events or gpu_time (got '" << timer
-              << "')\n";
-    return false;
-  }
-  if (const std::optional<double> threshold = absl::GetFlag(FLAGS_throttle_threshold);
-      threshold.has_value()) {
-    if (RefusedAsPercent("throttle_threshold", *threshold, 100,
-                         "the default SM clock (0.75 = 75%)")) {
-      return false;
+  // Every row of the option table with a CLI flag (common/measurement_options.h), read by name.
+  for (const OptionSpec& o : kMeasurementOptions) {
+    if (o.cli_flag.empty()) continue;
+    std::string text = mode;  // --mode, or compare's current --modes entry
+    if (o.id != OptionId::kCacheMode) {
+      const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(o.cli_flag);
+      if (flag == nullptr) {
+        std::cerr << "gpubench: internal error: the option table names --" << o.cli_flag
+                  << ", which this build does not define\n";
+        return false;
+      }
+      text = flag->CurrentValue();
     }
-    m->set_throttle_threshold(*threshold);  // the server refuses values outside [0, 1)
-  }
-  const double max_duty = absl::GetFlag(FLAGS_max_duty);
-  if (RefusedAsPercent("max_duty", max_duty, 100, "the sampling loop's wall time (0.8 = 80%)")) {
-    return false;
-  }
-  m->set_max_duty(max_duty);  // the server refuses values outside [0, 1]
-  // Bytes, in --size's syntax; 0 (or empty) leaves the server's default. The server checks the
-  // range (at most 1 GiB).
-  if (const std::string pad = absl::GetFlag(FLAGS_placement_pad); !pad.empty() && pad != "0") {
-    absl::StatusOr<int64_t> bytes = ParseElementCount(pad);
-    if (!bytes.ok()) {
-      std::cerr << "gpubench: --placement_pad: " << bytes.status().message()
-                << " (bytes, e.g. 34Mi or 35651584)\n";
-      return false;
+    std::optional<double> value;
+    if (!ParseOptionFlag(o, text, &value)) return false;
+    if (o.id == OptionId::kKeepSamples && absl::GetFlag(FLAGS_histogram)) value = 1;
+    if (o.id == OptionId::kMaxNoise && value.has_value() && *value >= 0.1) {
+      std::cerr << "gpubench: note: --max_noise " << *value << " means " << 100 * *value
+                << "% relative standard deviation (a fraction, not a percent)\n";
     }
-    m->set_placement_pad_bytes(*bytes);
+    if (value.has_value()) WriteOption(m, o, *value);
   }
-  m->set_placements(absl::GetFlag(FLAGS_placements));  // the server checks [0, 16]
   return true;
 }
 

@@ -462,15 +462,8 @@ class CudaBackend final : public Backend {
           variant.name, " needs a second (peer) device; this server sees ", devices_,
           " CUDA device(s) and the peer is ", data.peer_device));
     }
-    if (data.placements < 1 || data.placements > kMaxPlacements) {
-      return absl::InvalidArgumentError(absl::StrCat("placements ", data.placements,
-                                                     " is outside [1, ", kMaxPlacements, "]"));
-    }
-    if (data.placement_pad_bytes < 0 || data.placement_pad_bytes > kMaxPlacementPadBytes) {
-      return absl::InvalidArgumentError(absl::StrCat("placement_pad_bytes ",
-                                                     data.placement_pad_bytes, " is outside [0, ",
-                                                     kMaxPlacementPadBytes, "]"));
-    }
+    // placements and placement_pad_bytes are in range: the engine's resolve checked them against
+    // the option table (common/measurement_options.h); a backend trusts the spec.
     if (geometry.block_size > info.max_threads_per_block) {
       return absl::InvalidArgumentError(absl::StrCat("block_size ", geometry.block_size,
                                                      " exceeds the device maximum ",

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/echo.h"
+#include "common/measurement_options.h"
 #include "common/sizes.h"
 #include "common/status_macros.h"
 #include "server/engine/resolve_user_kernel.h"
@@ -15,15 +16,6 @@
 namespace gpubench {
 
 namespace {
-
-template <typename T>
-absl::Status CheckRange(absl::string_view field, T value, T lo, T hi) {
-  if (!(value >= lo && value <= hi)) {  // also rejects NaN
-    return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, " is outside [", lo, ", ",
-                                                   hi, "] allowed by this server"));
-  }
-  return absl::OkStatus();
-}
 
 // Blocks of `block` threads x `items` launch items that cover the run: ceil(n / (block x items)).
 int64_t CoveringGrid(const RunSpec& spec, int block, int items) {
@@ -235,74 +227,47 @@ absl::Status ChooseGrid(const Backend& backend, const DeviceInfo& device, RunSpe
   return absl::OkStatus();
 }
 
-// Measurement options: zero means the server's default; everything bounded by the server.
-absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& m,
-                                                      const ServerLimits& limits) {
-  const MeasurementOptions& d = limits.defaults;
-  MeasurementOptions r;
-  r.warmup_launches = m.warmup_launches != 0 ? m.warmup_launches : d.warmup_launches;
-  r.min_samples = m.min_samples != 0 ? m.min_samples : d.min_samples;
-  // The default maximum respects the server's cap (a server configured with a lower
-  // max_samples_limit must still accept requests that leave max_samples unset).
-  r.max_samples = m.max_samples != 0
-                      ? m.max_samples
-                      : std::max(std::min(d.max_samples, limits.max_samples_limit), r.min_samples);
-  r.min_time_seconds = m.min_time_seconds != 0 ? m.min_time_seconds : d.min_time_seconds;
-  r.max_noise = m.max_noise != 0 ? m.max_noise : d.max_noise;
-  r.timeout_seconds = m.timeout_seconds != 0 ? m.timeout_seconds : d.timeout_seconds;
-  RETURN_IF_ERROR(CheckRange("measurement.warmup_launches", r.warmup_launches, 0,
-                             limits.max_warmup_launches));
-  RETURN_IF_ERROR(CheckRange("measurement.min_samples", r.min_samples, 1,
-                             limits.max_samples_limit));
-  RETURN_IF_ERROR(CheckRange("measurement.max_samples", r.max_samples, r.min_samples,
-                             limits.max_samples_limit));
-  RETURN_IF_ERROR(CheckRange("measurement.min_time_seconds", r.min_time_seconds, 0.0,
-                             limits.max_min_time_seconds));
-  if (r.max_noise > 1.0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "measurement.max_noise = %g looks like a percent: gpubench takes a fraction of the mean "
-        "(0.005 = 0.5%%; nvbench's --max-noise takes percent). For %g%% pass %g",
-        r.max_noise, r.max_noise, r.max_noise / 100));
+// A fraction given as a percent (max_noise 5 for 5%): said so, with the fraction meant. Values
+// just over 1 (max_duty 1.5) get the plain range message.
+absl::Status RefuseAsPercent(const OptionSpec& o, double value) {
+  if (!(o.fraction && value >= 2 && value <= 100)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "measurement.%s = %g looks like a percent: gpubench takes a fraction (%s; nvbench's "
+      "options take percent). For %g%% pass %g",
+      o.name, value, o.unit, value, value / 100));
+}
+
+// Every row of the option table (common/measurement_options.h): the request's value, else the
+// server's default, else the table's; checked against the row's range, the server's bound where
+// it moves one. Then the checks across options.
+absl::Status ResolveMeasurement(const RunRequest& request, const ServerLimits& limits,
+                                RunSpec* spec) {
+  std::optional<CacheMode> cache_mode;
+  MeasurementOptions& r = spec->measurement;
+  for (const OptionSpec& o : kMeasurementOptions) {
+    std::optional<double> value = GetOption(request.measurement, request.cache_mode, o.id);
+    if (value.has_value() && o.zero_is_unset && *value == 0) value.reset();
+    const bool asked = value.has_value();
+    if (!asked) {
+      value = GetOption(limits.defaults, std::nullopt, o.id).value_or(o.default_value);
+      // The default maximum respects the server's cap and the minimum asked for (a server with a
+      // lower max_samples_limit must still accept requests that leave max_samples unset).
+      if (o.id == OptionId::kMaxSamples) {
+        value = std::max<double>(std::min(*value, MaxOf(limits, o.id)), r.min_samples);
+      }
+    }
+    if (HasRange(o)) {
+      RETURN_IF_ERROR(RefuseAsPercent(o, *value));
+      RETURN_IF_ERROR(
+          CheckOptionRange(o, *value, MaxOf(limits, o.id), absl::StrCat("measurement.", o.name)));
+    }
+    SetOption(&r, &cache_mode, o.id, *value);
   }
-  RETURN_IF_ERROR(CheckRange("measurement.max_noise", r.max_noise, 1e-6, 1.0));
-  RETURN_IF_ERROR(CheckRange("measurement.timeout_seconds", r.timeout_seconds, 1e-3,
-                             limits.max_timeout_seconds));
-  r.profile_runs = m.profile_runs;
-  RETURN_IF_ERROR(
-      CheckRange("measurement.profile_runs", r.profile_runs, 0, limits.max_profile_runs));
-  r.keep_samples = m.keep_samples;
-  r.timer = m.timer;
-  r.throttle_threshold = m.throttle_threshold.value_or(
-      d.throttle_threshold.value_or(kThrottleThreshold));
-  if (!(*r.throttle_threshold >= 0 && *r.throttle_threshold < 1)) {  // also rejects NaN
+  spec->cache_mode = cache_mode.value_or(CacheMode::kCold);
+  if (r.max_samples < r.min_samples) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "measurement.throttle_threshold = ", *r.throttle_threshold,
-        " is outside [0, 1): a fraction of the default SM clock below which a sample is "
-        "discarded (0.75 = nvbench's default --throttle-threshold 75; 0 keeps every sample)"));
-  }
-  r.max_duty = m.max_duty;
-  if (!(r.max_duty >= 0 && r.max_duty <= 1)) {  // also rejects NaN
-    return absl::InvalidArgumentError(absl::StrCat(
-        "measurement.max_duty = ", r.max_duty,
-        " is outside [0, 1]: the most timed seconds per second of the sampling loop, a fraction "
-        "(0.8 = the GPU busy 80% of the loop; 0 = no pacing)"));
-  }
-  r.placement_pad_bytes =
-      m.placement_pad_bytes != 0 ? m.placement_pad_bytes : d.placement_pad_bytes;
-  if (r.placement_pad_bytes < 0 || r.placement_pad_bytes > kMaxPlacementPadBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "measurement.placement_pad_bytes = ", r.placement_pad_bytes, " is outside [0, ",
-        kMaxPlacementPadBytes,
-        "] (1 GiB): the unused bytes left after each device buffer of 1 MiB or more (0 = the "
-        "server's default)"));
-  }
-  r.l2_flush = m.l2_flush.value_or(d.l2_flush.value_or(L2Flush::kClean));
-  r.stream = m.stream.value_or(d.stream.value_or(StreamKind::kNonBlocking));
-  r.placements = m.placements == 0 ? 1 : m.placements;
-  if (r.placements < 1 || r.placements > kMaxPlacements) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "measurement.placements = ", r.placements, " is outside [1, ", kMaxPlacements,
-        "]: the copies of the run's device buffers cold samples rotate over (0 = one)"));
+        "measurement.max_samples = ", r.max_samples, " is below measurement.min_samples = ",
+        r.min_samples, ": sampling stops at max_samples, so it must be at least that"));
   }
   if (UsesCupti(r.timer) && r.profile_runs > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -310,7 +275,7 @@ absl::StatusOr<MeasurementOptions> ResolveMeasurement(const MeasurementOptions& 
         " with profile_runs: profile mode times each launch with CUDA events (CUPTI belongs to "
         "the profiler then); use timer auto or events"));
   }
-  return r;
+  return absl::OkStatus();
 }
 
 // More than one placement needs buffers the session can allocate again at will: all on the run's
@@ -346,10 +311,9 @@ absl::Status CheckTimer(const MeasurementOptions& m, const Backend& backend) {
   return absl::OkStatus();
 }
 
-// Cache mode, verification, profiling, force, the seed (fresh and random unless the request fixes
-// one, echoed in the result) and the warm-up bound.
+// Verification, profiling, force, the seed (fresh and random unless the request fixes one,
+// echoed in the result) and the warm-up bound.
 void ResolveRunOptions(const RunRequest& request, const ServerLimits& limits, RunSpec* spec) {
-  spec->cache_mode = request.cache_mode.value_or(CacheMode::kCold);
   spec->verify = request.verify.value_or(true);
   spec->profile = request.profile && limits.allow_profiling;
   spec->profile_forbidden = request.profile && !limits.allow_profiling;
@@ -421,7 +385,7 @@ absl::StatusOr<RunSpec> ResolveRunRequest(const RunRequest& request, const Backe
                                         spec.geometry.items_per_thread, device));
   RETURN_IF_ERROR(ChooseGrid(backend, device, &spec));
   if (spec.user_kernel != nullptr) RETURN_IF_ERROR(FinishUserKernelRun(device, &spec));
-  ASSIGN_OR_RETURN(spec.measurement, ResolveMeasurement(request.measurement, limits));
+  RETURN_IF_ERROR(ResolveMeasurement(request, limits, &spec));
   RETURN_IF_ERROR(CheckTimer(spec.measurement, backend));
   RETURN_IF_ERROR(CheckPlacements(spec.measurement, *spec.kernel));
   ResolveRunOptions(request, limits, &spec);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/host_memory.h"
+#include "common/measurement_options.h"
 #include "kernels/backend.h"
 #include "kernels/catalog.h"
 #include "kernels/launch.h"
@@ -45,6 +46,8 @@ const char* SampleTimerName(SampleTimer timer);
 constexpr double kThrottleThreshold = 0.75;
 
 // Stopping criteria and warm-up, nvbench's vocabulary. Zero in a request means "server default".
+// Each field is a row of the option table (common/measurement_options.h: range, unit, default,
+// flags), bound to it by GetOption / SetOption below.
 struct MeasurementOptions {
   int warmup_launches = 0;
   int min_samples = 0;
@@ -105,25 +108,32 @@ struct RunRequest {
   std::optional<UserKernelRequest> user_kernel;
 };
 
+// The option table's default of every option (common/measurement_options.h).
+MeasurementOptions TableDefaults();
+
+// The binding of the option table to the structs. Values are doubles: integers as such, choices
+// as their index in the row's choices (the engine enums' order), bools 0 or 1. GetOption is
+// nullopt where a std::optional field (or `cache_mode`) is unset; a request's 0 is for the caller
+// to read by the row's zero_is_unset. `cache_mode` stands for the row kCacheMode, which the
+// engine keeps beside MeasurementOptions.
+std::optional<double> GetOption(const MeasurementOptions& m, std::optional<CacheMode> cache_mode,
+                                OptionId id);
+void SetOption(MeasurementOptions* m, std::optional<CacheMode>* cache_mode, OptionId id,
+               double value);
+
 // Server-side defaults and bounds; flags fill these in main.
 struct ServerLimits {
   int64_t max_elements = int64_t{1} << 31;
-  // min_time is 0.05 s, not nvbench's 0.5 s: with the noise-convergence rule a 5 us kernel has
-  // a stable median long before 0.5 s of device time (100,000 samples, 5 s of wall time).
-  MeasurementOptions defaults{.warmup_launches = 3,
-                              .min_samples = 10,
-                              .max_samples = 100000,
-                              .min_time_seconds = 0.05,
-                              .max_noise = 0.005,
-                              .timeout_seconds = 15,
-                              .throttle_threshold = kThrottleThreshold,
-                              .l2_flush = L2Flush::kClean,
-                              .stream = StreamKind::kNonBlocking};
-  int max_warmup_launches = 1000;
-  int max_profile_runs = 10000;
-  int max_samples_limit = 1000000;
-  double max_min_time_seconds = 60;
-  double max_timeout_seconds = 120;
+  // The option table's defaults (common/measurement_options.h; min_time is 0.05 s, not nvbench's
+  // 0.5 s: with the noise-convergence rule a 5 us kernel has a stable median long before 0.5 s of
+  // device time). The server's --default_* flags replace some (server/startup.cc).
+  MeasurementOptions defaults = TableDefaults();
+  // Upper bounds of the options whose range a server may move (MaxOf); the table's by default.
+  int max_warmup_launches = static_cast<int>(OptionOf(OptionId::kWarmupLaunches).max);
+  int max_profile_runs = static_cast<int>(OptionOf(OptionId::kProfileRuns).max);
+  int max_samples_limit = static_cast<int>(OptionOf(OptionId::kMaxSamples).max);
+  double max_min_time_seconds = OptionOf(OptionId::kMinTimeSeconds).max;
+  double max_timeout_seconds = OptionOf(OptionId::kTimeoutSeconds).max;
   int queue_capacity = 64;  // pending runs per device
   bool allow_profiling = true;  // --allow_profiling: may requests use the counter profiler
   double max_warmup_seconds = 10;  // wall-time bound of one run's warm-up, whatever the count
@@ -133,6 +143,14 @@ struct ServerLimits {
   uint64_t test_output_hash_xor = 0;
   UserKernelLimits user_kernels;  // --allow_user_kernels, --max_user_kernel_bytes
 };
+
+// The upper bound of option `id` on a server with `limits`: the table's, or the limit that moves
+// it (max_timeout_seconds, ...).
+double MaxOf(const ServerLimits& limits, OptionId id);
+
+// The resolved value of option `id` in `spec` (GetOption on a RunSpec: always set).
+struct RunSpec;
+double ResolvedOption(const RunSpec& spec, OptionId id);
 
 // A validated request: every field resolved to a concrete value.
 struct RunSpec {

@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "common/measurement_options.h"
+#include "server/service/proto_options.h"
 
 namespace gpubench {
 namespace {
@@ -28,64 +30,13 @@ std::vector<int> ToVector(const google::protobuf::RepeatedField<int32_t>& field)
   return out;
 }
 
-TimerChoice TimerFromProto(v1::Timer timer) {
-  switch (timer) {
-    case v1::TIMER_CUPTI:
-      return TimerChoice::kCupti;
-    case v1::TIMER_EVENTS:
-      return TimerChoice::kEvents;
-    case v1::TIMER_GPU_TIME:
-      return TimerChoice::kGpuTime;
-    default:  // TIMER_AUTO, and values this server does not know
-      return TimerChoice::kAuto;
-  }
-}
-
-v1::Timer TimerToProto(TimerChoice timer) {
-  switch (timer) {
-    case TimerChoice::kCupti:
-      return v1::TIMER_CUPTI;
-    case TimerChoice::kEvents:
-      return v1::TIMER_EVENTS;
-    case TimerChoice::kGpuTime:
-      return v1::TIMER_GPU_TIME;
-    case TimerChoice::kAuto:
-      break;
-  }
-  return v1::TIMER_AUTO;
-}
-
-// The cache mode (unset unless HOT or COLD) and the measurement options.
+// The measurement options (the cache mode among them), row by row of the option table: the
+// fields the request sets (proto edge: undeclared enum values were refused before).
 void MeasurementFromProto(const v1::MeasurementOptions& m, RunRequest* r) {
-  if (m.cache_mode() == v1::HOT) r->cache_mode = CacheMode::kHot;
-  if (m.cache_mode() == v1::COLD) r->cache_mode = CacheMode::kCold;
-  r->measurement.warmup_launches = m.warmup_launches();
-  r->measurement.min_samples = m.min_samples();
-  r->measurement.max_samples = m.max_samples();
-  r->measurement.min_time_seconds = m.min_time_seconds();
-  r->measurement.max_noise = m.max_noise();
-  r->measurement.timeout_seconds = m.timeout_seconds();
-  r->measurement.profile_runs = m.profile_runs();
-  r->measurement.keep_samples = m.keep_samples();
-  r->measurement.timer = TimerFromProto(m.timer());
-  if (m.has_throttle_threshold()) r->measurement.throttle_threshold = m.throttle_threshold();
-  r->measurement.max_duty = m.max_duty();
-  r->measurement.placement_pad_bytes = m.placement_pad_bytes();
-  r->measurement.placements = m.placements();
-  if (m.l2_flush() == v1::L2_FLUSH_CLEAN) r->measurement.l2_flush = L2Flush::kClean;
-  if (m.l2_flush() == v1::L2_FLUSH_MEMSET) r->measurement.l2_flush = L2Flush::kMemset;
-  switch (m.stream()) {
-    case v1::STREAM_KIND_NONBLOCKING:
-      r->measurement.stream = StreamKind::kNonBlocking;
-      break;
-    case v1::STREAM_KIND_LEGACY:
-      r->measurement.stream = StreamKind::kLegacy;
-      break;
-    case v1::STREAM_KIND_PER_THREAD:
-      r->measurement.stream = StreamKind::kPerThread;
-      break;
-    default:  // unset: the server's default (out-of-range values are refused at the edge)
-      break;
+  for (const OptionSpec& o : kMeasurementOptions) {
+    if (const std::optional<double> value = ReadOption(m, o); value.has_value()) {
+      SetOption(&r->measurement, &r->cache_mode, o.id, *value);
+    }
   }
 }
 
@@ -232,42 +183,17 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   req->set_block_size(s.geometry.block_size);
   req->set_items_per_thread(s.geometry.items_per_thread);
   req->set_grid_size(s.kernel->default_policy.block_size_tunable ? s.geometry.grid_size : 0);
-  req->set_cache_mode(ToProto(s.cache_mode));
-  req->set_warmup_launches(s.measurement.warmup_launches);
-  req->set_min_samples(s.measurement.min_samples);
-  req->set_max_samples(s.measurement.max_samples);
-  req->set_min_time_seconds(s.measurement.min_time_seconds);
-  req->set_max_noise(s.measurement.max_noise);
-  req->set_timeout_seconds(s.measurement.timeout_seconds);
   req->set_verify(s.verify);
   req->set_seed(s.seed);
   req->set_profile(s.profile);
   req->set_block_size_source(s.block_size_source);
   req->set_dynamic_shared_bytes(s.geometry.dynamic_shared_bytes);
-  req->set_profile_runs(s.measurement.profile_runs);
-  req->set_keep_samples(s.measurement.keep_samples);
   req->mutable_shape()->set_m(s.shape.m);
   req->mutable_shape()->set_n(s.shape.n);
   req->mutable_shape()->set_k(s.shape.k);
   req->set_peer_device_index(s.peer_device_index);
-  req->set_timer(TimerToProto(s.measurement.timer));
-  req->set_throttle_threshold(s.measurement.throttle_threshold.value_or(kThrottleThreshold));
-  req->set_max_duty(s.measurement.max_duty);
-  req->set_placement_pad_bytes(s.measurement.placement_pad_bytes);
-  req->set_placements(s.measurement.placements);
-  req->set_l2_flush(s.measurement.l2_flush == L2Flush::kMemset ? v1::L2_FLUSH_MEMSET
-                                                               : v1::L2_FLUSH_CLEAN);
-  switch (s.measurement.stream.value_or(StreamKind::kNonBlocking)) {
-    case StreamKind::kNonBlocking:
-      req->set_stream(v1::STREAM_KIND_NONBLOCKING);
-      break;
-    case StreamKind::kLegacy:
-      req->set_stream(v1::STREAM_KIND_LEGACY);
-      break;
-    case StreamKind::kPerThread:
-      req->set_stream(v1::STREAM_KIND_PER_THREAD);
-      break;
-  }
+  // Every measurement option as resolved, row by row of the option table.
+  for (const OptionSpec& o : kMeasurementOptions) WriteOption(req, o, ResolvedOption(s, o.id));
   out->set_launch_report(r.launch_report);
   ToTimestamp(r.queued_at, out->mutable_queued_at());
   ToTimestamp(r.started_at, out->mutable_started_at());

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "client/commands/commands.h"
+#include "common/measurement_options.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -50,6 +51,22 @@ TEST(CliTable, EveryCliFlagBelongsToACommand) {
     EXPECT_TRUE(connection || taken) << "--" << name << " is taken by no command";
   }
   EXPECT_GT(seen, 50);
+}
+
+// The option table's CLI flags exist, carry the table's help, and every measuring command takes
+// them (FillMeasurement reads them all).
+TEST(CliTable, OptionTableFlagsAreDefinedWithTheTablesHelp) {
+  for (const OptionSpec& o : kMeasurementOptions) {
+    if (o.cli_flag.empty()) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(o.cli_flag);
+    ASSERT_NE(flag, nullptr) << "--" << o.cli_flag;
+    EXPECT_EQ(flag->Help(), o.help) << "--" << o.cli_flag;
+    if (o.id == OptionId::kCacheMode) continue;  // compare takes --modes
+    for (const char* command : {"run", "sweep", "autotune", "compare", "best"}) {
+      EXPECT_TRUE(Takes(*FindCommand(command), std::string(o.cli_flag)))
+          << command << " --" << o.cli_flag;
+    }
+  }
 }
 
 TEST(CliTable, FindCommand) {

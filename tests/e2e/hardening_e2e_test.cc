@@ -705,7 +705,7 @@ TEST(Hostile, BadOperatorConfigurationRefusesToStart) {
       {{"--max_sweep_items=0"}, "--max_sweep_items"},
       {{"--default_min_samples=0"}, "--default_min_samples"},
       {{"--default_max_noise=nan"}, "--default_max_noise"},
-      {{"--default_placement_pad_bytes=-1"}, "--default_placement_pad_bytes=-1 must be in"},
+      {{"--default_placement_pad_bytes=-1"}, "--default_placement_pad_bytes = -1 is outside"},
       {{"--default_placement_pad_bytes=1073741825"}, "[0, 1073741824] (1 GiB)"},
       {{"--cpu_devices=0"}, "--cpu_devices"},
       {{"--max_message_bytes=0"}, "--max_message_bytes"},
