@@ -61,6 +61,21 @@ grpc::Status RunRpcAs(const ServerProcess& server, const std::string& token,
   return stub->RunBenchmark(&c, request, &ignored);
 }
 
+// A small catalog run: what a device still serves after a user kernel was refused or failed.
+v1::RunBenchmarkRequest CatalogRun() {
+  v1::RunBenchmarkRequest plain;
+  plain.set_kernel("add_f32");
+  plain.set_elements(1024);
+  return plain;
+}
+
+void ExpectAVerifiedCatalogRun(const ServerProcess& server) {
+  v1::RunBenchmarkResponse response;
+  const grpc::Status s = RunRpc(server, CatalogRun(), &response);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_TRUE(response.result().verification().passed());
+}
+
 std::pair<int, std::string> StartupFailure(const std::vector<std::string>& flags) {
   ServerProcess server(flags, /*wait_for_port=*/false);
   const int code = server.SignalAndWait(0, std::chrono::seconds(15));
@@ -128,12 +143,7 @@ TEST(UserKernels, CpuBackendAnswersFailedPreconditionAfterTheCompileChecks) {
       RunRpc(server, UserRun(absl::StrCat("#include \"/etc/passwd\"\n", kAddF16)));
   EXPECT_EQ(include.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // The device kept serving a catalog kernel through all of it.
-  v1::RunBenchmarkRequest plain;
-  plain.set_kernel("add_f32");
-  plain.set_elements(1024);
-  v1::RunBenchmarkResponse response;
-  EXPECT_TRUE(RunRpc(server, plain, &response).ok());
-  EXPECT_TRUE(response.result().verification().passed());
+  ExpectAVerifiedCatalogRun(server);
 }
 
 #if GPUBENCH_TEST_HAVE_NVRTC
@@ -168,12 +178,7 @@ TEST(UserKernels, CompileBombAndTenMebibyteSourceGetPreciseStatuses) {
   grpc::Status ten = RunRpc(server, UserRun(big));
   EXPECT_EQ(ten.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << ten.error_message();
   EXPECT_THAT(ten.error_message(), HasSubstr("passed the compile checks"));
-  v1::RunBenchmarkRequest plain;
-  plain.set_kernel("add_f32");
-  plain.set_elements(1024);
-  v1::RunBenchmarkResponse response;
-  EXPECT_TRUE(RunRpc(server, plain, &response).ok());
-  EXPECT_TRUE(response.result().verification().passed());
+  ExpectAVerifiedCatalogRun(server);
 
   // With the default limits, gRPC refuses the 10 MiB message before the service sees it.
   ServerProcess defaults({"--allow_user_kernels", "--cpu_devices=1"});
@@ -200,10 +205,7 @@ TEST(UserKernels, SubmissionsPerMinuteArePerClient) {
   EXPECT_THAT(third.error_message(), HasSubstr("--user_kernel_submissions_per_minute=2"));
   grpc::Status other = RunRpcAs(server, "beta", UserRun(kAddF16));
   EXPECT_NE(other.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << other.error_message();
-  v1::RunBenchmarkRequest plain;
-  plain.set_kernel("add_f32");
-  plain.set_elements(1024);
-  EXPECT_TRUE(RunRpcAs(server, "alpha", plain).ok());
+  EXPECT_TRUE(RunRpcAs(server, "alpha", CatalogRun()).ok());
 }
 
 // A client's runs in flight: its first user run waits behind a long catalog run (queued counts),
