@@ -169,12 +169,13 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   std::vector<std::string> problems;
   auto number = [&](const char* name, double value, double lo, double hi, const char* why = "") {
     if (!(std::isfinite(value) && value >= lo && value <= hi)) {  // NaN fails every comparison
-      problems.push_back(absl::StrCat("--", name, "=", value, " must be in [", lo, ", ", hi, "]",
-                                      why));
+      problems.push_back(
+          absl::StrCat("--", name, "=", value, " must be in [", lo, ", ", hi, "]", why));
     }
   };
   number("cpu_devices", c.cpu.devices, 1, 256);
   number("cpu_threads", c.cpu.threads_per_device, 0, 4096);
+  number("cpu_min_launch_seconds", c.cpu.min_launch_seconds, 0, 10);
   number("max_elements", static_cast<double>(c.max_elements), 1, 1e15);
   number("queue_capacity", c.queue_capacity, 1, 1e6);
   number("max_sweep_items", c.max_sweep_items, 1, 1e6);
@@ -209,8 +210,8 @@ absl::Status ValidateConfig(const ServerConfig& c) {
     number("heap_trim_interval_seconds", c.heap_trim_interval_seconds, 1, 3600, " or 0 (off)");
   }
   if (c.workers.mode != "process" && c.workers.mode != "in_process") {
-    problems.push_back(absl::StrCat("--worker_mode must be process or in_process (got '",
-                                    c.workers.mode, "')"));
+    problems.push_back(
+        absl::StrCat("--worker_mode must be process or in_process (got '", c.workers.mode, "')"));
   }
   number("worker_stall_seconds", c.workers.stall_seconds, 0.1, 86400);
   number("worker_deadline_grace_seconds", c.workers.deadline_grace_seconds, 0, 3600);
@@ -232,8 +233,7 @@ absl::Status ValidateConfig(const ServerConfig& c) {
         "TLS needs both --tls_cert and --tls_key (and --tls_client_ca only with them); a partial "
         "TLS configuration would serve plaintext");
   }
-  number("max_user_kernel_bytes", static_cast<double>(c.user_kernels.max_bytes), 1,
-         16 << 20);
+  number("max_user_kernel_bytes", static_cast<double>(c.user_kernels.max_bytes), 1, 16 << 20);
   number("user_kernel_compile_seconds", c.user_kernels.compile_seconds, 0.1, 3600);
   if (c.user_kernels.allow) {
     // User code runs on the GPUs: only for callers who authenticate, or who are on this host.
@@ -347,8 +347,9 @@ absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
     absl::StatusOr<std::unique_ptr<Backend>> chosen = OpenBackend(config.backend, config.cpu);
     if (!chosen.ok()) return chosen.status();
     devices.backend = WithNodeName(*std::move(chosen), config.node_name);
-    spdlog::warn("--worker_mode=in_process: every device in this process; a device fault stops "
-                 "the server (exit 3)");
+    spdlog::warn(
+        "--worker_mode=in_process: every device in this process; a device fault stops "
+        "the server (exit 3)");
   }
   spdlog::info("node_name={}", config.node_name);
   absl::StatusOr<GpuSharing> sharing = ParseGpuSharing(config.gpu_sharing);
@@ -359,10 +360,11 @@ absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
     spdlog::info("NVML loaded: kernel driver {}", devices.nvml->driver_version());
     devices.backend = WithNvmlFacts(std::move(devices.backend), devices.nvml);
   } else {
-    spdlog::info("{}; running without NVML: no kernel driver version, NVML index or clock-event "
-                 "reasons, no busy check", std::string(loaded.status().message()));
-    if (devices.sharing == GpuSharing::kShared &&
-        !devices.backend->capabilities().device_is_host) {
+    spdlog::info(
+        "{}; running without NVML: no kernel driver version, NVML index or clock-event "
+        "reasons, no busy check",
+        std::string(loaded.status().message()));
+    if (devices.sharing == GpuSharing::kShared && !devices.backend->capabilities().device_is_host) {
       return absl::FailedPreconditionError(
           "--gpu_sharing=shared needs NVML to see other processes on the GPUs");
     }
@@ -446,11 +448,9 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(
   try {
     // Threads and a request timeout so that idle or slow connections cannot hold every thread.
     exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-        "listening_ports", config.listen,
-        "num_threads", std::to_string(config.threads),
-        "request_timeout_ms", std::to_string(config.request_timeout_ms),
-        "keep_alive_timeout_ms", std::to_string(config.request_timeout_ms),
-        "connection_queue", "1024"});
+        "listening_ports", config.listen, "num_threads", std::to_string(config.threads),
+        "request_timeout_ms", std::to_string(config.request_timeout_ms), "keep_alive_timeout_ms",
+        std::to_string(config.request_timeout_ms), "connection_queue", "1024"});
   } catch (const std::exception& e) {
     const absl::Status why = CheckAddressBindable(config.listen);
     return absl::FailedPreconditionError(
@@ -480,7 +480,7 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(
 }
 
 absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> OpenTunedDefaults(const ServerConfig& config,
-                                                                    Engine* engine) {
+                                                                      Engine* engine) {
   if (config.tuned_defaults_file.empty()) return nullptr;
   absl::StatusOr<std::unique_ptr<TunedDefaultsStore>> opened =
       TunedDefaultsStore::Open(config.tuned_defaults_file, engine);
@@ -542,8 +542,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> CreateScheduler(const ServerConfig& c
                                     config.max_sweep_items)
                 : absl::StatusOr<std::unique_ptr<Scheduler>>(plan.status());
   if (!created.ok()) {
-    return absl::InvalidArgumentError(fmt::format("invalid --schedule_plan {}: {}", plan_file,
-                                                  created.status().ToString()));
+    return absl::InvalidArgumentError(
+        fmt::format("invalid --schedule_plan {}: {}", plan_file, created.status().ToString()));
   }
   return created;
 }
@@ -567,7 +567,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
   ssl.pem_key_cert_pairs.push_back(pair);
   if (!tls.client_ca.empty()) {
     if (!ReadNonEmpty(tls.client_ca, &ssl.pem_root_certs)) {
-      return absl::InvalidArgumentError(fmt::format("cannot read --tls_client_ca {}", tls.client_ca));
+      return absl::InvalidArgumentError(
+          fmt::format("cannot read --tls_client_ca {}", tls.client_ca));
     }
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
@@ -614,10 +615,9 @@ absl::StatusOr<StartedServer> StartGrpcServer(const ServerConfig& config,
   started.server = builder.BuildAndStart();
   if (!started.server || started.port == 0) {
     const absl::Status why = CheckAddressBindable(config.listen);
-    return absl::FailedPreconditionError(
-        fmt::format("could not listen on --listen={}: {}", config.listen,
-                    why.ok() ? "gRPC refused the address or the TLS material"
-                             : std::string(why.message())));
+    return absl::FailedPreconditionError(fmt::format(
+        "could not listen on --listen={}: {}", config.listen,
+        why.ok() ? "gRPC refused the address or the TLS material" : std::string(why.message())));
   }
   grpc::HealthCheckServiceInterface* health = started.server->GetHealthCheckService();
   health->SetServingStatus("gpubench.v1.Benchmark", true);
@@ -658,7 +658,6 @@ int DrainAndStop(const ServerConfig& config, int exit_code, grpc::Server* server
   return kExitStopped;
 }
 
-
 absl::Status CheckAddressBindable(const std::string& host_port) {
   const size_t colon = host_port.rfind(':');
   if (colon == std::string::npos) {
@@ -679,7 +678,8 @@ absl::Status CheckAddressBindable(const std::string& host_port) {
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE;
   addrinfo* found = nullptr;
-  if (const int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found);
+  if (const int rc =
+          getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found);
       rc != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("address '", host_port, "': cannot resolve host: ", gai_strerror(rc)));
@@ -701,9 +701,10 @@ absl::Status CheckAddressBindable(const std::string& host_port) {
     last_errno = bind_errno;
   }
   if (last_errno == EADDRINUSE) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "address ", host_port, " is already in use (another gpubench_server or another program "
-        "listens there; pick another port or stop it)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("address ", host_port,
+                     " is already in use (another gpubench_server or another program "
+                     "listens there; pick another port or stop it)"));
   }
   return absl::FailedPreconditionError(
       absl::StrCat("cannot bind ", host_port, ": ", std::strerror(last_errno)));
@@ -725,8 +726,8 @@ absl::Status CheckTlsMaterial(const std::string& cert_chain_pem, const std::stri
   std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
       PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
   if (!key) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--tls_key holds no unencrypted PEM private key (", OpenSslError(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls_key holds no unencrypted PEM private key (", OpenSslError(), ")"));
   }
   if (X509_check_private_key(cert.get(), key.get()) != 1) {
     ERR_clear_error();

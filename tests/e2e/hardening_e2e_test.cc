@@ -24,11 +24,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "e2e/raw_http2.h"
 #include "e2e/reflection_client.h"
 #include "e2e/server_process.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
+#include "kernels/host_info.h"
 
 namespace gpubench {
 namespace {
@@ -146,7 +148,8 @@ TEST(NewUser, HelpListsEachCommandsFlagsAndBadFlagsExit2) {
   EXPECT_EQ(help.exit_code, 0);
   for (const char* command : {"kernels", "devices", "info", "run", "sweep", "autotune", "fleet"}) {
     EXPECT_NE(help.out.find(absl::StrCat("  ", command, " ")), std::string::npos)
-        << command << " missing from --help:\n" << help.out;
+        << command << " missing from --help:\n"
+        << help.out;
   }
   EXPECT_NE(help.out.find("--target"), std::string::npos);
   const CliResult run_help = RunCli("run --help");
@@ -184,7 +187,8 @@ TEST(NewUser, HelpListsEachCommandsFlagsAndBadFlagsExit2) {
     const int status = pclose(pipe);
     return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
   };
-  for (const std::string& helpfull : {server + " --helpfull", std::string(GPUBENCH_CLI_BINARY) + " --helpfull"}) {
+  for (const std::string& helpfull :
+       {server + " --helpfull", std::string(GPUBENCH_CLI_BINARY) + " --helpfull"}) {
     auto [code, text] = run(helpfull);
     EXPECT_EQ(code, 0) << helpfull;
     EXPECT_EQ(text.find("Flags from"), std::string::npos) << "build paths in " << helpfull;
@@ -355,37 +359,42 @@ TEST(NewUser, LowercaseMegaIsRefused) {
 TEST(NewUser, OutputNamesDevicesAndIsConsistent) {
   ServerProcess server({"--cpu_devices=2"});
   const std::string t = " --target=" + server.target();
-  const CliResult table =
-      RunCli("sweep --kernels=add_f32 --sizes=1000 --all_devices --min_samples=2 --max_samples=3" + t, true);
+  const CliResult table = RunCli(
+      "sweep --kernels=add_f32 --sizes=1000 --all_devices --min_samples=2 --max_samples=3" + t,
+      true);
   ASSERT_EQ(table.exit_code, 0) << table.out;
   EXPECT_NE(table.out.find("device 0 add_f32"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("device 1 add_f32"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("done: device 0 add_f32"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("done: device 1 add_f32"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("device"), std::string::npos);
-  const CliResult csv =
-      RunCli("sweep --kernels=cub_add_f32 --sizes=1000 --min_samples=2 --max_samples=3 --format=csv" + t);
+  const CliResult csv = RunCli(
+      "sweep --kernels=cub_add_f32 --sizes=1000 --min_samples=2 --max_samples=3 --format=csv" + t);
   ASSERT_EQ(csv.exit_code, 0) << csv.out;
   const std::vector<std::string> lines = absl::StrSplit(csv.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 2u) << csv.out;
   const std::vector<std::string> fields = absl::StrSplit(lines[1], ',');
   EXPECT_EQ(fields[3], "") << "library launch block size in CSV: " << lines[1];
-  const CliResult lib_table = RunCli("sweep --kernels=cub_add_f32 --sizes=1000 --min_samples=2 --max_samples=3" + t);
+  const CliResult lib_table =
+      RunCli("sweep --kernels=cub_add_f32 --sizes=1000 --min_samples=2 --max_samples=3" + t);
   EXPECT_NE(lib_table.out.find("library"), std::string::npos) << lib_table.out;
   EXPECT_EQ(lib_table.out.find(" lib "), std::string::npos) << lib_table.out;
 
   const CliResult autotune_csv = RunCli(
-      "autotune add_f32 --size=4Ki --block_sizes=64,128 --min_samples=2 --max_samples=3 --format=csv" + t);
+      "autotune add_f32 --size=4Ki --block_sizes=64,128 --min_samples=2 --max_samples=3 "
+      "--format=csv" +
+      t);
   ASSERT_EQ(autotune_csv.exit_code, 0) << autotune_csv.out;
   const std::vector<std::string> rows = absl::StrSplit(autotune_csv.out, '\n', absl::SkipEmpty());
   ASSERT_GE(rows.size(), 3u);
   EXPECT_TRUE(absl::EndsWith(rows[1], ",")) << "occupancy must be empty on CPU: " << rows[1];
-  const CliResult autotune_table =
-      RunCli("autotune add_f32 --size=4Ki --block_sizes=64,128 --min_samples=2 --max_samples=3" + t);
+  const CliResult autotune_table = RunCli(
+      "autotune add_f32 --size=4Ki --block_sizes=64,128 --min_samples=2 --max_samples=3" + t);
   EXPECT_NE(autotune_table.out.find("n/a"), std::string::npos) << autotune_table.out;
   EXPECT_EQ(autotune_table.out.find("0.0%"), std::string::npos) << autotune_table.out;
 
-  const CliResult json = RunCli("run add_f32 --size=1000 --min_samples=2 --max_samples=3 --format=json" + t);
+  const CliResult json =
+      RunCli("run add_f32 --size=1000 --min_samples=2 --max_samples=3 --format=json" + t);
   ASSERT_EQ(json.exit_code, 0);
   EXPECT_EQ(json.out.find("copyCeilingBytesPerSecond"), std::string::npos) << json.out;
 }
@@ -466,11 +475,19 @@ TEST(Hostile, MultipliedListsAreCountedBeforeBuilding) {
   EXPECT_LT(server.RssBytes() - rss_before, int64_t{100} << 20);
 }
 
+// The CPU backend's cold flush buffer on this host: 2x its last-level cache, at least 4 MiB
+// (kernels/cpu_backend.cc). A fake cgroup adds it to its budget so that a default run still fits
+// at start-up (hosts with a 260 MiB L3 flush 520 MiB).
+int64_t CpuFlushBytesOfThisHost() {
+  const HostInfo host = ReadHostInfo();
+  return 2 * std::max({host.l3_cache_bytes, host.l2_cache_bytes, int64_t{4} << 20});
+}
+
 // (2) Every buffer of a run counts against the smaller of MemAvailable and the cgroup limit
 // (v2 here; v1 in common_test), answered before allocating.
 TEST(Hostile, RunsMustFitTheCgroupLimit) {
   const std::string cgroup = TempDir("cgroup");
-  std::ofstream(cgroup + "/memory.max") << (int64_t{256} << 20) << "\n";
+  std::ofstream(cgroup + "/memory.max") << (int64_t{256} << 20) + CpuFlushBytesOfThisHost() << "\n";
   std::ofstream(cgroup + "/memory.current") << (int64_t{16} << 20) << "\n";
   ServerProcess server({"--cgroup_root=" + cgroup});
   auto stub = StubOf(server);
@@ -500,14 +517,15 @@ TEST(Hostile, RunsMustFitTheCgroupLimit) {
 // add_f32 at 355M elements in 8 GiB, OOM-killed).
 TEST(Hostile, RunJustUnderTheOldBoundIsRefused) {
   const std::string cgroup = TempDir("cgroup_bound");
-  const int64_t limit = int64_t{256} << 20;
+  const int64_t budget = int64_t{256} << 20;  // what the run's buffers may use
+  const int64_t limit = budget + CpuFlushBytesOfThisHost();
   std::ofstream(cgroup + "/memory.max") << limit << "\n";
   std::ofstream(cgroup + "/memory.current") << 0 << "\n";
   ServerProcess server({"--cgroup_root=" + cgroup});
   auto stub = StubOf(server);
   v1::RunBenchmarkRequest req;
   req.set_kernel("add_f32");
-  const int64_t n = (limit - (int64_t{1} << 20)) / 24;  // 6 x 4 bytes an element: 1 MiB spare
+  const int64_t n = (budget - (int64_t{1} << 20)) / 24;  // 6 x 4 bytes an element: 1 MiB spare
   req.set_elements(n);
   req.mutable_measurement()->set_min_samples(1);
   grpc::ClientContext c;
@@ -518,7 +536,8 @@ TEST(Hostile, RunJustUnderTheOldBoundIsRefused) {
   for (const std::string& figure :
        {absl::StrCat("inputs and read-back ", 12 * n),
         absl::StrCat("cpu backend's buffers ", 12 * n), std::string("the cache flush buffer "),
-        std::string(" headroom; the host can give "), std::string("cgroup limit 0.25 GiB at /")}) {
+        std::string(" headroom; the host can give "),
+        absl::StrFormat("cgroup limit %.2f GiB at /", limit / double(int64_t{1} << 30))}) {
     EXPECT_NE(s.error_message().find(figure), std::string::npos) << figure << "\n"
                                                                  << s.error_message();
   }
@@ -583,8 +602,7 @@ FloodReport FloodWithRapidReset(const ServerProcess& server, const std::string& 
   std::cerr << "rapid reset on " << path << ": " << report.sent
             << " streams reset; normal calls served " << report.served << ", failed "
             << report.failed << "; RSS " << (report.rss_before >> 20) << " MiB -> peak "
-            << (report.peak_rss >> 20) << " MiB -> after " << (report.rss_after >> 20)
-            << " MiB\n";
+            << (report.peak_rss >> 20) << " MiB -> after " << (report.rss_after >> 20) << " MiB\n";
   return report;
 }
 
@@ -769,8 +787,8 @@ TEST(Hostile, EveryNumericFlagIsValidated) {
 TEST(Hostile, MetricsSurviveIdleConnectionsAndCanRequireAToken) {
   const std::string dir = TempDir("metrics");
   std::ofstream(dir + "/tokens") << "scrape-secret\n";
-  ServerProcess server({"--metrics_request_timeout_ms=1000",
-                        "--metrics_token_file=" + dir + "/tokens"});
+  ServerProcess server(
+      {"--metrics_request_timeout_ms=1000", "--metrics_token_file=" + dir + "/tokens"});
   std::vector<int> idle;
   for (int i = 0; i < 300; ++i) {
     const int fd = ConnectLoopback(server.metrics_port());
