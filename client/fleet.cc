@@ -159,6 +159,9 @@ void FillRow(const v1::RunResult& r, const std::string& target, v1::FleetRow* ro
   row->set_block_size(r.request().block_size());
   row->set_items_per_thread(r.request().items_per_thread());
   row->set_median_seconds(r.timing().median_seconds());
+  row->set_sampling_wall_seconds(r.measurement().sampling_wall_seconds());
+  row->set_samples_taken(r.measurement().samples_taken());
+  row->set_stop_rule(r.measurement().stop_rule());
   row->set_bandwidth_bytes_per_second(r.throughput().bandwidth_bytes_per_second());
   row->set_verified(r.verification().passed() || !r.verification().requested());
   const v1::Throughput& t = r.throughput();
@@ -377,11 +380,18 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
             ctx.set_deadline(ToSystem(deadline));
             auto reader = stub->RunSweep(&ctx, *sweep);
             v1::RunSweepResponse event;
+            auto previous_item = std::chrono::steady_clock::now();
             while (reader->Read(&event)) {
               if (!event.has_result() && !event.has_error()) continue;
               bytes += static_cast<int64_t>(event.ByteSizeLong());
+              const auto now = std::chrono::steady_clock::now();
+              const double item_seconds =
+                  std::chrono::duration<double>(now - previous_item).count();
+              previous_item = now;
               if (event.has_result()) {
-                FillRow(event.result(), out.target(), out.add_rows());
+                v1::FleetRow* row = out.add_rows();
+                FillRow(event.result(), out.target(), row);
+                row->set_item_wall_seconds(item_seconds);
               } else {
                 ++errors_seen;
                 if (static_cast<int64_t>(item_errors.size()) < options.max_errors) {
@@ -671,19 +681,22 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
     }
     return out;
   }
-  absl::StrAppend(&out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %s\n",
+  // "took": the item's wall time as the client saw it (FleetRow.item_wall_seconds).
+  absl::StrAppend(&out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %-8s %s\n",
                                         "node", "gpu", "target", "kernel", "elements", "mode",
-                                        "launch", "median", "result", "verified"));
+                                        "launch", "median", "result", "verified", "took"));
   for (const v1::FleetTarget& t : report.targets()) {
     for (const v1::FleetRow& r : t.rows()) {
       absl::StrAppend(
-          &out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %s\n",
+          &out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %-8s %s\n",
                                 r.node_name(), r.gpu_model().substr(0, 22), r.target(), r.kernel(),
                                 FormatElementCount(r.elements()), ModeName(r.cache_mode()),
                                 absl::StrCat(r.block_size(), "x", r.items_per_thread()),
                                 FormatSeconds(r.median_seconds()),
                                 FormatValue(MetricOf(r), r.operation_unit(), ValueOf(r)),
-                                r.verified() ? "pass" : "FAIL"));
+                                r.verified() ? "pass" : "FAIL",
+                                r.item_wall_seconds() > 0 ? FormatSeconds(r.item_wall_seconds())
+                                                          : std::string("-")));
     }
   }
   absl::StrAppend(&out, "\nfleet summary per GPU model (outliers: more than ",

@@ -278,18 +278,21 @@ class CudaSession final : public Session {
 
  private:
   // The timed-sample check (HostData::verify_timed_samples), before a sample of `launches`
-  // launches: whether the chooser picks it, and then the seed its inputs were regenerated from
-  // (outputs poisoned). Outside the timed window: a cold sample's flush comes after it.
+  // launches: whether the chooser picks it, and then the seed its inputs were regenerated from.
+  // Every sample starts from poisoned outputs (in-outs refilled), chosen or not, so that a kernel
+  // cannot tell a verified sample from another by what its outputs hold (one that computed only
+  // where its outputs were poisoned was timed skipping the work). Outside the timed window: a
+  // cold sample's flush comes after it.
   absl::StatusOr<std::optional<uint64_t>> PrepareTimedCheck(int launches) {
     if (!chooser_.has_value()) return std::nullopt;
     ++timed_check_.samples;
+    RETURN_IF_ERROR(buffers_.ResetOutputs(stream_.get()));
     if (!chooser_->Next() || !timed_check_.failure.empty()) return std::nullopt;
     if (launches > 1 && in_out_) {
       ++timed_check_.skipped;
       return std::nullopt;
     }
     const uint64_t seed = chooser_->InputSeed();
-    RETURN_IF_ERROR(buffers_.ResetOutputs(stream_.get()));
     RETURN_IF_ERROR(buffers_.Regenerate(seed, stream_.get()));
     return seed;
   }

@@ -360,6 +360,9 @@ absl::StatusOr<int> HotBatchSize(Session& session, const RunSpec& spec) {
   if (spec.cache_mode != CacheMode::kHot) return 1;
   // gpu_time: the profiler serializes every launch, so a batch gains nothing over one launch.
   if (spec.measurement.timer == TimerChoice::kGpuTime) return 1;
+  // User kernels: every timed launch must start from poisoned outputs (PrepareTimedCheck), which
+  // a batch's later launches would not; a kernel could skip the work on them.
+  if (spec.verify_timed_samples) return 1;
   absl::StatusOr<SampleRecord> one = session.HotSample(1);
   if (one.ok()) {
     return static_cast<int>(std::clamp(

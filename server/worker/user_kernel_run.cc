@@ -78,8 +78,10 @@ absl::StatusOr<RunResult> MeasureUserKernelRun(Backend& backend, UserCompiler* c
       .signature_note = compiled.signature_note,
       .integrity_checks = {"fresh_seed: the inputs came from a random seed drawn for this run "
                            "(fixed seeds refused)",
-                           "outputs_poisoned: every output set to all-ones bytes before the "
-                           "verified launch",
+                           "outputs_poisoned: every output set to all-ones bytes before every "
+                           "timed sample and the verified launch (in-outs refilled), each sample "
+                           "one launch, so that no launch can tell from its outputs whether it "
+                           "is verified",
                            "every_element_verified: each element of each output against the "
                            "host reference",
                            "no_device_runtime: no relocatable device code, no launch from the "

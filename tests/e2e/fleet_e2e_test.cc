@@ -73,6 +73,11 @@ TEST(Fleet, DeadNodeIsReportedAndTheOthersComplete) {
         EXPECT_EQ(r.node_name(), t.node_name());
         EXPECT_EQ(r.gpu_uuid().rfind("CPU-", 0), 0u) << r.gpu_uuid();
         EXPECT_GT(r.block_size(), 0);
+        // Where the time went: the item's whole wall time holds its sampling loop.
+        EXPECT_GT(r.sampling_wall_seconds(), 0);
+        EXPECT_GE(r.item_wall_seconds(), r.sampling_wall_seconds());
+        EXPECT_GT(r.samples_taken(), 0);
+        EXPECT_FALSE(r.stop_rule().empty());
       }
     }
   }

@@ -34,8 +34,10 @@ extern "C" __global__ void AddF32Kernel(const float* a, const float* b, float* c
 class UserKernelGpu : public CudaTest {
  protected:
   absl::StatusOr<RunResult> RunUser(const std::string& source, const std::string& entry, int64_t n,
-                                    UserCodeKind kind = UserCodeKind::kSource) {
+                                    UserCodeKind kind = UserCodeKind::kSource,
+                                    CacheMode mode = CacheMode::kCold) {
     RunRequest r = Quick("", n);
+    r.cache_mode = mode;
     r.kernel.clear();
     r.user_kernel = UserKernelRequest{.kind = kind,
                                       .code = source,
@@ -223,11 +225,13 @@ extern "C" __global__ void once(const float* a, const float* b, float* c, long l
   EXPECT_EQ(r->timed_sample_check->mismatches, n);
 }
 
-// Too fast: computes a block's elements only where its first output still holds the poison
-// (all-ones bytes), so every verified launch, timed or not, is right, and the other timed
-// launches read one line per block and return. Only the physical floor can tell.
-TEST_F(UserKernelGpuCheat, ComputingOnlyOnPoisonedOutputsIsBelowThePhysicalFloor) {
-  absl::StatusOr<RunResult> r = RunUser(R"(
+// Computes a block's elements only where its first output still holds the poison (all-ones
+// bytes): before, only the verified samples started from poisoned outputs, so every verified
+// launch was right and the others read one line per block and returned (a hot batch's later
+// launches too). Every timed sample now starts from poisoned outputs and is one launch, so the
+// kernel does the whole work on each: its median is an honest add's, cold and hot.
+TEST_F(UserKernelGpuCheat, ComputingOnlyOnPoisonedOutputsGainsNothing) {
+  constexpr char kSly[] = R"(
 extern "C" __global__ void sly(const float* a, const float* b, float* c, long long n) {
   __shared__ int poisoned;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x;
@@ -236,11 +240,23 @@ extern "C" __global__ void sly(const float* a, const float* b, float* c, long lo
   const long long i = first + threadIdx.x;
   if (poisoned && i < n) c[i] = a[i] + b[i];
 }
-)",
-                                        "sly", int64_t{16} << 20);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
-  EXPECT_THAT(r.status().message(), HasSubstr("implausible: the user kernel's median is faster"));
+)";
+  constexpr int64_t n = int64_t{16} << 20;
+  for (const CacheMode mode : {CacheMode::kCold, CacheMode::kHot}) {
+    SCOPED_TRACE(mode == CacheMode::kCold ? "cold" : "hot");
+    absl::StatusOr<RunResult> honest =
+        RunUser(kAddF32Source, "AddF32Kernel", n, UserCodeKind::kSource, mode);
+    absl::StatusOr<RunResult> sly = RunUser(kSly, "sly", n, UserCodeKind::kSource, mode);
+    ASSERT_TRUE(honest.ok()) << honest.status();
+    ASSERT_TRUE(sly.ok()) << sly.status();
+    EXPECT_TRUE(sly->verification->passed);
+    EXPECT_EQ(sly->hot_batch_size, 1);
+    EXPECT_TRUE(HasCheck(*sly, "outputs_poisoned: every output set to all-ones bytes before every "
+                               "timed sample"));
+    EXPECT_GT(sly->stats.median_seconds, 0.8 * honest->stats.median_seconds)
+        << "sly " << sly->stats.median_seconds << " s, honest " << honest->stats.median_seconds
+        << " s";
+  }
 }
 
 // Last, and alone: a trap poisons this process's context (in the server, the worker's, which
