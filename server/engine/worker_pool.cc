@@ -553,7 +553,10 @@ class WorkerProcess {
                                              absl::FormatDuration(
                                                  options_->user_kernel_compile_limit),
                                              " (--user_kernel_compile_seconds)"));
-          } else if (run_.has_value() && now - run_->last_progress_at > options_->stall_timeout) {
+          } else if (run_.has_value() &&
+                     !(run_->user_kernel && run_->progress == run_->start_progress) &&
+                     now - run_->last_progress_at > options_->stall_timeout) {
+            // A user kernel still compiling is bounded by the compile limit above, not by this.
             Kill("stall", absl::StrCat("no progress for ",
                                        absl::FormatDuration(now - run_->last_progress_at),
                                        " (a kernel that never returns?)"));

@@ -149,9 +149,11 @@ TEST(UserKernels, CpuBackendAnswersFailedPreconditionAfterTheCompileChecks) {
 #if GPUBENCH_TEST_HAVE_NVRTC
 // Hostile sources that need no GPU (the CPU backend's worker compiles them for compute_90): a
 // compile bomb is stopped by the compile limit (or by NVRTC itself), a 10 MiB source meets
-// gRPC's message limit or, with both limits raised, compiles; the device serves after each.
+// gRPC's message limit or, with both limits raised, compiles; the device serves after each. The
+// stall watchdog's 1 s does not apply to a compile (the compile limit does: on the H200 a 10 s
+// watchdog killed the bomb first, naming a kernel that never returns).
 TEST(UserKernels, CompileBombAndTenMebibyteSourceGetPreciseStatuses) {
-  ServerProcess server({"--allow_user_kernels", "--cpu_devices=1",
+  ServerProcess server({"--allow_user_kernels", "--cpu_devices=1", "--worker_stall_seconds=1",
                         "--user_kernel_compile_seconds=3", "--max_message_bytes=33554432",
                         "--max_user_kernel_bytes=16777216"});
   // 2^30 distinct instantiations: never done in 3 s.
