@@ -171,7 +171,8 @@ done
 grep -q '^gpubench_device_up{.*} 1' "$work/metrics.txt" || fail "/metrics lacks gpubench_device_up"
 echo "ok: the device's gpubench_worker runs under the server (pid $server_proc)"
 # The image's binaries know the commit they were built from (.git is not in the build context).
-rev=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+# The revision the images were built from (a commit made while the test ran moves HEAD on).
+rev=$(printf '%s\n' "${meta[@]}" | sed -n 's/^--build-arg=REVISION=//p')
 grep -q "^gpubench_build_info{.*revision=\"${rev:0:12}\"" "$work/metrics.txt" \
   || fail "gpubench_build_info lacks revision ${rev:0:12}: $(grep '^gpubench_build_info' "$work/metrics.txt")"
 echo "ok: gpubench_build_info carries the image's revision ${rev:0:12}"

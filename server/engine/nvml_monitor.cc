@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 #include <fstream>
 #include <sstream>
 
@@ -45,26 +46,36 @@ absl::StatusOr<GpuSharing> ParseGpuSharing(absl::string_view text) {
 ClockEventWatch::ClockEventWatch(std::shared_ptr<const Nvml> nvml, std::string uuid)
     : nvml_(std::move(nvml)), uuid_(std::move(uuid)), thread_([this] { Poll(); }) {}
 
-ClockEventWatch::~ClockEventWatch() {
-  stop_ = true;
+ClockEventWatch::~ClockEventWatch() { Join(); }
+
+void ClockEventWatch::Join() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
 void ClockEventWatch::Poll() {
-  do {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    const bool last = stop_;  // a stop seen before this poll: it is the final one
+    lock.unlock();
     absl::StatusOr<uint64_t> mask = nvml_->ClockEventReasons(uuid_);
     if (!mask.ok()) {
       error_ = mask.status();
       return;
     }
     mask_ |= *mask;
-    std::this_thread::sleep_for(kPollInterval);
-  } while (!stop_);
+    lock.lock();
+    if (last) return;
+    cv_.wait_for(lock, kPollInterval, [this] { return stop_; });
+  }
 }
 
 absl::StatusOr<std::vector<std::string>> ClockEventWatch::Stop() {
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  Join();
   if (!error_.ok()) return error_;
   return ClockEventReasonNames(mask_);
 }

@@ -3,11 +3,12 @@
 #ifndef GPUBENCH_SERVER_ENGINE_NVML_MONITOR_H_
 #define GPUBENCH_SERVER_ENGINE_NVML_MONITOR_H_
 
-#include <atomic>
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -32,19 +33,25 @@ inline bool IsGpuBusy(const absl::Status& status) {
   return status.GetPayload(kGpuBusyPayload).has_value();
 }
 
-// The union of clock-event reasons seen by a background poll while a run measures.
+// The union of clock-event reasons seen by a background poll (every 50 ms, and once more at
+// Stop) while a run measures. Stop returns as soon as that last poll is done: a poll thread that
+// slept its interval out added up to 50 ms to every run (bench/results/2026-12-04-h200.md).
 class ClockEventWatch {
  public:
   ClockEventWatch(std::shared_ptr<const Nvml> nvml, std::string uuid);  // starts polling
   ~ClockEventWatch();
-  // Stops polling. The reason names seen (possibly none), or why NVML could not say.
+  // Stops polling. The reason names seen (possibly none), or why NVML could not say. Call once,
+  // from the thread that constructed it.
   absl::StatusOr<std::vector<std::string>> Stop();
 
  private:
   void Poll();
+  void Join();
   std::shared_ptr<const Nvml> nvml_;
   const std::string uuid_;
-  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;   // guarded by mu_
   uint64_t mask_ = 0;   // poll thread until joined
   absl::Status error_;  // poll thread until joined
   std::thread thread_;

@@ -120,13 +120,16 @@ TEST_F(UserKernelGpuE2e, InfiniteLoopIsKilledByTheStallWatchdog) {
 }
 
 // Device printf is bounded by the worker's FIFO (--device_printf_fifo_bytes) and goes to
-// /dev/null, not into the server's log.
+// /dev/null, not into the server's log. 4096 threads: a printf in every thread costs ~12 us on the
+// H200 (64Ki threads: 0.82 s a launch; at 1Mi one launch outlasted the 10 s stall watchdog,
+// bench/results/2026-12-04-h200.md); ~20 launches still print 80k lines.
 TEST_F(UserKernelGpuE2e, PrintfFloodNeitherFailsNorFillsTheLog) {
   const size_t log_before = server_->Log().size();
   v1::RunBenchmarkResponse response;
   const grpc::Status s = Run(
       UserRun(
-          Kernel("if (i < n) {\n    printf(\"flood %lld\\n\", i);\n    c[i] = a[i] + b[i];\n  }")),
+          Kernel("if (i < n) {\n    printf(\"flood %lld\\n\", i);\n    c[i] = a[i] + b[i];\n  }"),
+          4096),
       &response);
   EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_TRUE(response.result().verification().passed());

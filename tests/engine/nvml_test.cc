@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <future>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu_backend.h"
@@ -98,6 +100,24 @@ TEST_F(NvmlTest, BackendDescribeCarriesNvmlFacts) {
   ASSERT_TRUE(unknown.ok());
   EXPECT_EQ(unknown->nvml_index, -1);
   EXPECT_EQ(unknown->kernel_driver_version, "");
+}
+
+// Stop ends the watch at once, after one last poll: a poll thread that slept its 50 ms interval
+// out added up to 50 ms to every run. Ten short watches took ~0.5 s that way.
+TEST_F(NvmlTest, ClockEventWatchStopsWithoutWaitingOutItsInterval) {
+  std::shared_ptr<Nvml> nvml = Load();
+  ASSERT_NE(nvml, nullptr);
+  setenv("FAKE_NVML_REASONS", "0x4", 1);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) {
+    ClockEventWatch watch(nvml, "GPU-aaaa");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    absl::StatusOr<std::vector<std::string>> reasons = watch.Stop();
+    ASSERT_TRUE(reasons.ok()) << reasons.status();
+    EXPECT_EQ(*reasons, ClockEventReasonNames(0x4));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
+  unsetenv("FAKE_NVML_REASONS");
 }
 
 TEST_F(NvmlTest, BusyCheckIgnoresThisProcessAndNamesOthers) {
