@@ -95,6 +95,12 @@ def main():
     sdc_sweeps = [s for s in plan["sweeps"] if "seed" in s and s.get("verify") and
                   any(k.startswith("add_") for k in s["kernels"])]
     check(len(sdc_sweeps) == 1, "a fixed-seed, verified elementwise sweep (the fleet's SDC check)")
+    # Every GPU gets a verdict: device-local sweeps run on all devices; host copies stay on one
+    # (several GPUs' copies at once share PCIe switches and host memory).
+    host_copies = [s for s in plan["sweeps"] if any(k.startswith("copy_h2d") for k in s["kernels"])]
+    check(all(s.get("allDevices") for s in plan["sweeps"] if s not in host_copies) and
+          not any(s.get("allDevices") for s in host_copies),
+          "every device-local sweep runs on all devices, host copies on one")
 
     tmp = tempfile.mkdtemp(prefix="gpubench_plan_")
     procs = []
@@ -155,7 +161,7 @@ def main():
               f"the fixed-seed rows carry the plan's seed and an output hash: "
               f"{[(row['kernel'], row.get('seed'), row.get('outputHash')) for row in seeded]}")
         latency = [row for row in rows if row["kernel"] == "latency_chase"]
-        check(len(latency) == 3 and all(row.get("metric") == "seconds_per_operation" and
+        check(len(latency) == 3 * 2 and all(row.get("metric") == "seconds_per_operation" and
                                         0 < row.get("value", 0) < 1e-5 for row in latency),
               f"latency rows in seconds per load: "
               f"{[(row['elements'], row.get('value')) for row in latency]}")
@@ -174,7 +180,8 @@ def main():
             while time.time() < end and "scheduled pass done" not in text:
                 time.sleep(0.5)
                 text = open(log).read()
-            items = len([k for s in scaled["sweeps"] for k in s["kernels"] for _ in s["sizes"]])
+            items = sum(len(s["kernels"]) * len(s["sizes"]) * (devices if s.get("allDevices") else 1)
+                        for s in scaled["sweeps"])
             if not left_out:
                 items += len([k for s in scaled["multiDeviceSweeps"] for k in s["kernels"]
                               for _ in s["sizes"]])
