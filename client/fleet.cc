@@ -277,19 +277,19 @@ absl::StatusOr<std::vector<std::string>> ResolveTargets(const std::vector<std::s
     text.resize(static_cast<size_t>(in.gcount()));
     if (in.bad()) return absl::InvalidArgumentError(absl::StrCat("cannot read ", targets_file));
     if (static_cast<int64_t>(text.size()) > kMaxTargetsFileBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(targets_file, " is larger than ",
-                                                     kMaxTargetsFileBytes, " bytes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(targets_file, " is larger than ", kMaxTargetsFileBytes, " bytes"));
     }
     int lines = 0;
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
       if (++lines > kMaxTargetsFileLines) {
-        return absl::InvalidArgumentError(absl::StrCat(targets_file, " has more than ",
-                                                       kMaxTargetsFileLines, " lines"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(targets_file, " has more than ", kMaxTargetsFileLines, " lines"));
       }
       std::string t(absl::StripAsciiWhitespace(line));
       if (t.find('\0') != std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat(targets_file, " line ", lines,
-                                                       " holds a NUL byte: not a text file"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(targets_file, " line ", lines, " holds a NUL byte: not a text file"));
       }
       if (!t.empty() && t[0] != '#') all.push_back(t);
     }
@@ -310,11 +310,10 @@ absl::StatusOr<std::vector<std::string>> ResolveTargets(const std::vector<std::s
   return out;
 }
 
-v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan& plan,
-                         const FleetOptions& options,
-                         const std::function<std::shared_ptr<grpc::Channel>(const std::string&)>&
-                             make_channel,
-                         const std::function<void(grpc::ClientContext*)>& decorate) {
+v1::FleetReport RunFleet(
+    const std::vector<std::string>& targets, const v1::Plan& plan, const FleetOptions& options,
+    const std::function<std::shared_ptr<grpc::Channel>(const std::string&)>& make_channel,
+    const std::function<void(grpc::ClientContext*)>& decorate) {
   v1::FleetReport report;
   *report.mutable_started_at() = Now();
   std::vector<v1::FleetTarget> outcomes(targets.size());
@@ -331,9 +330,9 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
       v1::FleetTarget& out = outcomes[i];
       out.set_target(targets[i]);
       const auto target_started = std::chrono::steady_clock::now();
-      const auto deadline = std::chrono::steady_clock::now() +
-                            std::chrono::milliseconds(
-                                static_cast<int64_t>(1000 * options.target_timeout_seconds));
+      const auto deadline =
+          std::chrono::steady_clock::now() +
+          std::chrono::milliseconds(static_cast<int64_t>(1000 * options.target_timeout_seconds));
       double backoff = options.backoff_seconds;
       while (true) {
         out.set_attempts(out.attempts() + 1);
@@ -363,8 +362,8 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
         int64_t bytes = 0, errors_seen = 0;
         std::string over_limit;  // set when the target went past a limit: no retry
         if (status.ok()) {
-          say(absl::StrCat(out.target(), ": node ", out.node_name(), ", running on ",
-                           device.name(), " (attempt ", out.attempts(), ")"));
+          say(absl::StrCat(out.target(), ": node ", out.node_name(), ", running on ", device.name(),
+                           " (attempt ", out.attempts(), ")"));
           // The plan's sweeps in order, each its own stream; the first failed stream ends the
           // attempt (a retry runs the whole plan again).
           std::vector<const v1::RunSweepRequest*> sweeps;
@@ -396,24 +395,24 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
                 ++errors_seen;
                 if (static_cast<int64_t>(item_errors.size()) < options.max_errors) {
                   // Capped too: one message may be as long as the server likes.
-                  item_errors.push_back(absl::StrCat(
-                      event.error().kernel(), " ", event.error().elements(), ": ",
-                      absl::string_view(event.error().message()).substr(0, 1024)));
+                  item_errors.push_back(
+                      absl::StrCat(event.error().kernel(), " ", event.error().elements(), ": ",
+                                   absl::string_view(event.error().message()).substr(0, 1024)));
                 }
               }
               if (out.rows_size() > options.max_rows || bytes > options.max_bytes ||
                   errors_seen > options.max_errors) {
-                over_limit = absl::StrCat(
-                    "target exceeded the client's limit: ",
-                    out.rows_size() > options.max_rows
-                        ? absl::StrCat("more than ", options.max_rows,
-                                       " results (--max_target_rows)")
-                    : bytes > options.max_bytes
-                        ? absl::StrCat("more than ", options.max_bytes,
-                                       " bytes of results (--max_target_bytes)")
-                        : absl::StrCat("more than ", options.max_errors,
-                                       " item errors (--max_target_errors)"),
-                    "; its stream was cancelled");
+                over_limit =
+                    absl::StrCat("target exceeded the client's limit: ",
+                                 out.rows_size() > options.max_rows
+                                     ? absl::StrCat("more than ", options.max_rows,
+                                                    " results (--max_target_rows)")
+                                 : bytes > options.max_bytes
+                                     ? absl::StrCat("more than ", options.max_bytes,
+                                                    " bytes of results (--max_target_bytes)")
+                                     : absl::StrCat("more than ", options.max_errors,
+                                                    " item errors (--max_target_errors)"),
+                                 "; its stream was cancelled");
                 out.mutable_rows()->DeleteSubrange(
                     static_cast<int>(std::min<int64_t>(out.rows_size(), options.max_rows)),
                     static_cast<int>(std::max<int64_t>(0, out.rows_size() - options.max_rows)));
@@ -434,17 +433,19 @@ v1::FleetReport RunFleet(const std::vector<std::string>& targets, const v1::Plan
           out.set_ok(true);
           break;
         }
-        out.set_error(status.ok() ? absl::StrCat(errors_seen, " plan item(s) failed: ",
-                                                 absl::StrJoin(item_errors, "; "))
-                                  : absl::StrCat("code ", static_cast<int>(status.error_code()),
-                                                 ": ", status.error_message()));
+        out.set_error(status.ok()
+                          ? absl::StrCat(errors_seen,
+                                         " plan item(s) failed: ", absl::StrJoin(item_errors, "; "))
+                          : absl::StrCat("code ", static_cast<int>(status.error_code()), ": ",
+                                         status.error_message()));
         const auto now = std::chrono::steady_clock::now();
         const bool time_left =
             now + std::chrono::milliseconds(static_cast<int64_t>(1000 * backoff)) < deadline;
         if (!status.ok() && Retryable(status.error_code()) && out.attempts() <= options.retries &&
             time_left) {
           say(absl::StrCat(out.target(), ": ", out.error(), "; retrying in ", backoff, " s"));
-          std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(1000 * backoff)));
+          std::this_thread::sleep_for(
+              std::chrono::milliseconds(static_cast<int64_t>(1000 * backoff)));
           backoff *= 2;
           continue;
         }
@@ -551,8 +552,8 @@ absl::StatusOr<v1::FleetReport> ParseFleetReport(const std::string& json) {
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;  // reports of newer versions stay readable
   if (auto s = google::protobuf::util::JsonStringToMessage(json, &report, options); !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("not a gpubench fleet report (--format=json / --report_file): ", s.ToString()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "not a gpubench fleet report (--format=json / --report_file): ", s.ToString()));
   }
   if (report.targets().empty()) {
     return absl::InvalidArgumentError("the baseline report has no targets");
@@ -647,11 +648,11 @@ void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
     g->set_metric(MetricOf(*r));
     g->set_operation_unit(r->operation_unit());
     g->set_baseline_value(ValueOf(*r));
-    g->set_description(absl::StrCat(
-        "MISSING ", GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), ""), ": ",
-        MeasurementText(r->kernel(), r->elements(), r->cache_mode(), r->block_size(),
-                        r->items_per_thread()),
-        " is in the baseline (at ", r->target(), ") but not in this run"));
+    g->set_description(
+        absl::StrCat("MISSING ", GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), ""), ": ",
+                     MeasurementText(r->kernel(), r->elements(), r->cache_mode(), r->block_size(),
+                                     r->items_per_thread()),
+                     " is in the baseline (at ", r->target(), ") but not in this run"));
   }
 }
 
@@ -659,44 +660,47 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
   if (format == "json") return ToJson(report);
   std::string out;
   if (format == "csv") {
-    out = "node_name,gpu_uuid,gpu_model,target,driver,device,kernel,dtype,elements,cache_mode,"
-          "block_size,items_per_thread,median_seconds,bandwidth_bytes_per_second,verified,error,"
-          "metric,value\n";
+    out =
+        "node_name,gpu_uuid,gpu_model,target,driver,device,kernel,dtype,elements,cache_mode,"
+        "block_size,items_per_thread,median_seconds,bandwidth_bytes_per_second,verified,error,"
+        "metric,value,item_wall_seconds\n";
     for (const v1::FleetTarget& t : report.targets()) {
       for (const v1::FleetRow& r : t.rows()) {
-        absl::StrAppend(&out, absl::StrFormat(
-                                  "%s,%s,\"%s\",%s,\"%s\",%d,%s,%s,%d,%s,%d,%d,%.9g,%.6g,%s,,%s,%.9g\n",
-                                  r.node_name(), r.gpu_uuid(), r.gpu_model(), r.target(),
-                                  r.driver_version(), r.device_index(), r.kernel(), r.dtype(),
-                                  r.elements(), ModeName(r.cache_mode()), r.block_size(),
-                                  r.items_per_thread(), r.median_seconds(),
-                                  r.bandwidth_bytes_per_second(), r.verified() ? "pass" : "FAIL",
-                                  MetricOf(r), ValueOf(r)));
+        absl::StrAppend(
+            &out,
+            absl::StrFormat(
+                "%s,%s,\"%s\",%s,\"%s\",%d,%s,%s,%d,%s,%d,%d,%.9g,%.6g,%s,,%s,%.9g,%.6g\n",
+                r.node_name(), r.gpu_uuid(), r.gpu_model(), r.target(), r.driver_version(),
+                r.device_index(), r.kernel(), r.dtype(), r.elements(), ModeName(r.cache_mode()),
+                r.block_size(), r.items_per_thread(), r.median_seconds(),
+                r.bandwidth_bytes_per_second(), r.verified() ? "pass" : "FAIL", MetricOf(r),
+                ValueOf(r), r.item_wall_seconds()));
       }
     }
     for (const v1::FleetTarget& t : report.failures()) {
       std::string e = t.error();
       std::replace(e.begin(), e.end(), '"', '\'');
-      absl::StrAppend(&out, t.node_name(), ",,,", t.target(), ",,,,,,,,,,,,\"", e, "\",,\n");
+      absl::StrAppend(&out, t.node_name(), ",,,", t.target(), ",,,,,,,,,,,,\"", e, "\",,,\n");
     }
     return out;
   }
   // "took": the item's wall time as the client saw it (FleetRow.item_wall_seconds).
-  absl::StrAppend(&out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %-8s %s\n",
-                                        "node", "gpu", "target", "kernel", "elements", "mode",
-                                        "launch", "median", "result", "verified", "took"));
+  absl::StrAppend(
+      &out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %-8s %s\n", "node",
+                            "gpu", "target", "kernel", "elements", "mode", "launch", "median",
+                            "result", "verified", "took"));
   for (const v1::FleetTarget& t : report.targets()) {
     for (const v1::FleetRow& r : t.rows()) {
       absl::StrAppend(
-          &out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %-8s %s\n",
-                                r.node_name(), r.gpu_model().substr(0, 22), r.target(), r.kernel(),
-                                FormatElementCount(r.elements()), ModeName(r.cache_mode()),
-                                absl::StrCat(r.block_size(), "x", r.items_per_thread()),
-                                FormatSeconds(r.median_seconds()),
-                                FormatValue(MetricOf(r), r.operation_unit(), ValueOf(r)),
-                                r.verified() ? "pass" : "FAIL",
-                                r.item_wall_seconds() > 0 ? FormatSeconds(r.item_wall_seconds())
-                                                          : std::string("-")));
+          &out,
+          absl::StrFormat(
+              "%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %-8s %s\n", r.node_name(),
+              r.gpu_model().substr(0, 22), r.target(), r.kernel(), FormatElementCount(r.elements()),
+              ModeName(r.cache_mode()), absl::StrCat(r.block_size(), "x", r.items_per_thread()),
+              FormatSeconds(r.median_seconds()),
+              FormatValue(MetricOf(r), r.operation_unit(), ValueOf(r)),
+              r.verified() ? "pass" : "FAIL",
+              r.item_wall_seconds() > 0 ? FormatSeconds(r.item_wall_seconds()) : std::string("-")));
     }
   }
   absl::StrAppend(&out, "\nfleet summary per GPU model (outliers: more than ",
@@ -705,36 +709,36 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
   for (const v1::FleetModelSummary& s : report.summaries()) {
     // Summaries of an older version's report have bandwidth only.
     const std::string metric = s.metric().empty() ? "bytes_per_second" : s.metric();
-    const double median = s.metric().empty() ? s.median_bandwidth_bytes_per_second() : s.median_value();
+    const double median =
+        s.metric().empty() ? s.median_bandwidth_bytes_per_second() : s.median_value();
     const double low = s.metric().empty() ? s.min_bandwidth_bytes_per_second() : s.min_value();
     const double high = s.metric().empty() ? s.max_bandwidth_bytes_per_second() : s.max_value();
     absl::StrAppend(
-        &out, absl::StrFormat("  %-22s %-16s %-9s %-5s %-8s n=%d median %s %s %s spread %.1f%%%s\n",
-                              s.gpu_model().substr(0, 22), s.kernel(),
-                              FormatElementCount(s.elements()), ModeName(s.cache_mode()),
-                              absl::StrCat(s.block_size(), "x", s.items_per_thread()), s.gpus(),
-                              FormatValue(metric, s.operation_unit(), median),
-                              LowerIsBetter(metric) ? "max" : "min",
-                              FormatValue(metric, s.operation_unit(),
-                                          LowerIsBetter(metric) ? high : low),
-                              median > 0 ? 100 * (high - low) / median : 0.0,
-                              s.outliers() ? absl::StrCat("  ", s.outliers(), " outlier(s)") : ""));
+        &out, absl::StrFormat(
+                  "  %-22s %-16s %-9s %-5s %-8s n=%d median %s %s %s spread %.1f%%%s\n",
+                  s.gpu_model().substr(0, 22), s.kernel(), FormatElementCount(s.elements()),
+                  ModeName(s.cache_mode()), absl::StrCat(s.block_size(), "x", s.items_per_thread()),
+                  s.gpus(), FormatValue(metric, s.operation_unit(), median),
+                  LowerIsBetter(metric) ? "max" : "min",
+                  FormatValue(metric, s.operation_unit(), LowerIsBetter(metric) ? high : low),
+                  median > 0 ? 100 * (high - low) / median : 0.0,
+                  s.outliers() ? absl::StrCat("  ", s.outliers(), " outlier(s)") : ""));
   }
   for (const v1::FleetOutlier& o : report.outliers()) {
     const std::string metric = o.metric().empty() ? "bytes_per_second" : o.metric();
     const bool old = o.metric().empty();  // an older version's report: bandwidth only
     absl::StrAppend(
-        &out, absl::StrFormat(
-                  "OUTLIER %s: %s: %s, %.1f%% %s the model's median %s\n",
-                  GpuText(o.node_name(), o.gpu_uuid(), o.gpu_model(), o.target()),
-                  MeasurementText(o.kernel(), o.elements(), o.cache_mode(), o.block_size(),
-                                  o.items_per_thread()),
-                  FormatValue(metric, o.operation_unit(),
-                              old ? o.bandwidth_bytes_per_second() : o.value()),
-                  100 * o.fraction_under_median(), LowerIsBetter(metric) ? "over" : "under",
-                  FormatValue(metric, o.operation_unit(),
-                              old ? o.model_median_bandwidth_bytes_per_second()
-                                  : o.model_median_value())));
+        &out,
+        absl::StrFormat("OUTLIER %s: %s: %s, %.1f%% %s the model's median %s\n",
+                        GpuText(o.node_name(), o.gpu_uuid(), o.gpu_model(), o.target()),
+                        MeasurementText(o.kernel(), o.elements(), o.cache_mode(), o.block_size(),
+                                        o.items_per_thread()),
+                        FormatValue(metric, o.operation_unit(),
+                                    old ? o.bandwidth_bytes_per_second() : o.value()),
+                        100 * o.fraction_under_median(), LowerIsBetter(metric) ? "over" : "under",
+                        FormatValue(metric, o.operation_unit(),
+                                    old ? o.model_median_bandwidth_bytes_per_second()
+                                        : o.model_median_value())));
   }
   for (const v1::FleetSdcSuspect& s : report.sdc_suspects()) {
     absl::StrAppend(&out, s.description(), "\n");

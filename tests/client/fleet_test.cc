@@ -4,9 +4,8 @@
 
 #include <gmock/gmock.h>
 #include <google/protobuf/util/message_differencer.h>
-#include <gtest/gtest.h>
-
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
@@ -64,9 +63,9 @@ v1::FleetReport Report(const std::vector<v1::FleetRow>& rows) {
 
 TEST(FleetSummary, OutliersAreJudgedAgainstTheirOwnModel) {
   // Model B is half as fast as model A: no B GPU is an outlier of the fleet, one A GPU is slow.
-  v1::FleetReport report = Report({Row("a1", "A", 100), Row("a2", "A", 101), Row("a3", "A", 60),
-                                   Row("a4", "A", 99), Row("b1", "B", 50), Row("b2", "B", 51),
-                                   Row("b3", "B", 49)});
+  v1::FleetReport report =
+      Report({Row("a1", "A", 100), Row("a2", "A", 101), Row("a3", "A", 60), Row("a4", "A", 99),
+              Row("b1", "B", 50), Row("b2", "B", 51), Row("b3", "B", 49)});
   Summarize(0.10, &report);
   ASSERT_THAT(report.summaries(), SizeIs(2));
   for (const v1::FleetModelSummary& s : report.summaries()) {
@@ -111,11 +110,11 @@ TEST(FleetSummary, EveryMeasurementIsItsOwnGroupAndFailuresAreListed) {
 }
 
 TEST(FleetBaseline, NewAddressesOfTheSameHardwareAreNoRegression) {
-  const v1::FleetReport baseline =
-      Report({Row("n1", "A", 100, 256, "10.0.0.1:50051"), Row("n2", "A", 100, 256, "10.0.0.2:50051")});
+  const v1::FleetReport baseline = Report(
+      {Row("n1", "A", 100, 256, "10.0.0.1:50051"), Row("n2", "A", 100, 256, "10.0.0.2:50051")});
   // Pods recreated: new addresses, same nodes and GPUs, within the threshold.
-  v1::FleetReport now =
-      Report({Row("n1", "A", 97, 256, "10.0.1.7:50051"), Row("n2", "A", 120, 256, "10.0.1.3:50051")});
+  v1::FleetReport now = Report(
+      {Row("n1", "A", 97, 256, "10.0.1.7:50051"), Row("n2", "A", 120, 256, "10.0.1.3:50051")});
   CompareWithBaseline(baseline, 0.05, &now);
   EXPECT_THAT(now.regressions(), SizeIs(0));
 }
@@ -186,9 +185,9 @@ TEST(FleetBaseline, TheSameGpuOnAnotherNodeOrWithAnotherLaunchIsNotTheSameRow) {
 
 TEST(FleetSummary, OutlierThresholdIsStrictAndLoneOrIdleGroupsHaveNone) {
   // Median 100 with a 10% threshold: 91 is inside, 89 is an outlier.
-  v1::FleetReport report = Report({Row("a1", "A", 100), Row("a2", "A", 91), Row("a3", "A", 89),
-                                   Row("a4", "A", 100), Row("a5", "A", 101), Row("b1", "B", 10),
-                                   Row("c1", "C", 0), Row("c2", "C", 0)});
+  v1::FleetReport report =
+      Report({Row("a1", "A", 100), Row("a2", "A", 91), Row("a3", "A", 89), Row("a4", "A", 100),
+              Row("a5", "A", 101), Row("b1", "B", 10), Row("c1", "C", 0), Row("c2", "C", 0)});
   Summarize(0.10, &report);
   ASSERT_THAT(report.outliers(), SizeIs(1));
   EXPECT_EQ(report.outliers(0).node_name(), "a3");
@@ -259,6 +258,7 @@ TEST(FleetRender, TableAndCsvCarryTheSameRowsFailuresAndRegressions) {
   v1::FleetReport baseline = Report({Row("n1", "A", 100), Row("n2", "A", 100)});
   v1::FleetRow unverified = Row("n1", "A", 60);
   unverified.set_verified(false);
+  unverified.set_item_wall_seconds(1.5);
   v1::FleetReport now = Report({unverified});
   v1::FleetTarget* dead = now.add_targets();
   dead->set_target("n2:50051");
@@ -270,7 +270,7 @@ TEST(FleetRender, TableAndCsvCarryTheSameRowsFailuresAndRegressions) {
   CompareWithBaseline(baseline, 0.05, &now);
 
   const std::string table = RenderFleet(now, "table");
-  EXPECT_THAT(table, HasSubstr("FAIL\n"));  // the unverified row says so
+  EXPECT_THAT(table, HasSubstr(" FAIL     1.500 s\n"));  // the unverified row says so, and its time
   EXPECT_THAT(table, HasSubstr("1 of 2 targets completed"));
   EXPECT_THAT(table, HasSubstr("FAILED n2:50051 (node n2) after 3 attempt(s): code 14"));
   EXPECT_THAT(table, HasSubstr("3 regression(s) against base.json (more than 5% slower"));
@@ -333,11 +333,10 @@ v1::FleetRow MetricRow(const std::string& node, const std::string& metric, const
 TEST(FleetMetrics, ForLatencyTheOutlierIsTheSlowGpuAboveTheMedian) {
   // Seconds per load: lower is better. n3 is 16% over the median (an outlier); n4 is 17% under
   // it (faster: not an outlier).
-  v1::FleetReport report = Report(
-      {MetricRow("n1", "seconds_per_operation", "load", 600e-9),
-       MetricRow("n2", "seconds_per_operation", "load", 610e-9),
-       MetricRow("n3", "seconds_per_operation", "load", 700e-9),
-       MetricRow("n4", "seconds_per_operation", "load", 500e-9)});
+  v1::FleetReport report = Report({MetricRow("n1", "seconds_per_operation", "load", 600e-9),
+                                   MetricRow("n2", "seconds_per_operation", "load", 610e-9),
+                                   MetricRow("n3", "seconds_per_operation", "load", 700e-9),
+                                   MetricRow("n4", "seconds_per_operation", "load", 500e-9)});
   Summarize(0.10, &report);
   ASSERT_THAT(report.summaries(), SizeIs(1));
   EXPECT_EQ(report.summaries(0).metric(), "seconds_per_operation");
@@ -501,7 +500,9 @@ v1::FleetReport RunAgainst(const std::string& target, const FleetOptions& option
   plan.add_sweeps()->add_kernels("add_f32");
   return RunFleet(
       {target}, plan, options,
-      [](const std::string& t) { return grpc::CreateChannel(t, grpc::InsecureChannelCredentials()); },
+      [](const std::string& t) {
+        return grpc::CreateChannel(t, grpc::InsecureChannelCredentials());
+      },
       [](grpc::ClientContext*) {});
 }
 

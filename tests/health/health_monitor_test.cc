@@ -3,10 +3,12 @@
 // confirmation re-runs handed out for a candidate change.
 #include "server/health/health_monitor.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "kernels/catalog.h"
 
 namespace gpubench::health {
@@ -141,6 +143,28 @@ TEST(HealthMonitorTest, ACandidateAsksForConfirmationsThenDeclaresAndSurvivesARe
   EXPECT_EQ(history->since, absl::FromUnixSeconds(100));
   ASSERT_TRUE(m->EndPass().ok());
   EXPECT_EQ(Monitor(dir)->Health()[0].change_points, 1);
+}
+
+// Every shipped bound says where it came from; the H200's are measured, one per item of the
+// shipped health plan, and the derived ones name the H200 row they scale.
+TEST(HealthMonitorTest, ShippedExpectationsSayWhereTheyCameFrom) {
+  using ::testing::HasSubstr;
+  int h200 = 0, derived = 0;
+  for (const Expectation& x : ShippedExpectations()) {
+    const bool measured = absl::StartsWith(x.source, "measured: ");
+    EXPECT_TRUE(measured || absl::StartsWith(x.source, "derived: ")) << x.source;
+    EXPECT_GT(x.bound, 0) << x.source;
+    if (x.model == "NVIDIA H200") {
+      ++h200;
+      EXPECT_TRUE(measured) << x.source;
+      EXPECT_THAT(x.source, HasSubstr("bench/results/2026-12-04-h200.md"));
+    } else if (absl::StartsWith(x.source, "derived: ") && absl::StartsWith(x.model, "NVIDIA")) {
+      ++derived;
+      EXPECT_THAT(x.source, HasSubstr("the H200's"));
+    }
+  }
+  EXPECT_EQ(h200, 12);        // bench/suites/health.json's items
+  EXPECT_GE(derived, 4 * 7);  // four models x HBM, GEMM and PCIe rows
 }
 
 TEST(HealthMonitorTest, ExpectationsFileOverridesAndAdds) {

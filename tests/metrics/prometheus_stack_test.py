@@ -426,7 +426,8 @@ def main():
         sweeps = plan_ok.get("sweeps", []) + plan_ok.get("multiDeviceSweeps", [])
         check(set(plan_ok) <= {"sweeps", "multiDeviceSweeps"} and sweeps and
               all(set(s) <= {"kernels", "sizes", "blockSizes", "deviceIndex", "measurement",
-                             "verify", "seed", "profile"} for s in sweeps),
+                             "verify", "seed", "profile", "allDevices", "deviceUuid",
+                             "itemsPerThread", "force"} for s in sweeps),
               "the ConfigMap's plan is a Plan of RunSweepRequests (tests/deploy/health_plan_test.py "
               "runs it)")
     finally:
