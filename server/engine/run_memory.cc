@@ -8,14 +8,20 @@
 namespace gpubench {
 
 RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify,
-                      int64_t placement_pad_bytes, int placements) {
+                      int64_t placement_pad_bytes, int placements, bool on_device) {
   RunMemory need;
   const std::span<const BufferSpec> buffers = kernel.family->buffers;
+  // MeasureRun's host_inputs_unneeded, and the device check instead of a whole read-back.
+  const bool verified_on_device = on_device && verify && VerifiableOnDevice(kernel);
+  const bool host_inputs_unneeded = on_device && (!verify || verified_on_device);
   for (size_t i = 0; i < buffers.size(); ++i) {
     const int64_t bytes = BufferBytes(kernel, shape, static_cast<int>(i));
     // GenerateHostData: inputs and in-outs; the read-back of outputs and in-outs when verifying.
-    if (buffers[i].role != BufferRole::kOutput) need.host_bytes += bytes;
-    if (verify && IsVerified(buffers[i])) need.host_bytes += bytes;
+    if (buffers[i].role != BufferRole::kOutput &&
+        !(host_inputs_unneeded && GeneratedOnDevice(buffers[i]))) {
+      need.host_bytes += bytes;
+    }
+    if (verify && IsVerified(buffers[i]) && !verified_on_device) need.host_bytes += bytes;
     // The session's own buffer, on a device or (pinned / pageable) on the host.
     const Placement p = buffers[i].placement;
     if (p == Placement::kDevice || p == Placement::kPeerDevice) {
@@ -42,7 +48,8 @@ RunMemory RunMemoryOf(const RunSpec& spec, const BackendCapabilities& can,
                       const DeviceInfo& device) {
   RunMemory need = RunMemoryOf(*spec.kernel, spec.shape, spec.verify,
                                PlacementPadOn(can, spec.measurement.placement_pad_bytes),
-                               PlacementsOn(can, spec.measurement.placements));
+                               PlacementsOn(can, spec.measurement.placements),
+                               can.generates_inputs_on_device);
   need.flush_bytes = FlushBytesOn(can, device, spec.cache_mode,
                                   spec.measurement.l2_flush.value_or(L2Flush::kClean));
   need.device_bytes += need.flush_bytes;

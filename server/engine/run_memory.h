@@ -24,8 +24,11 @@ struct RunMemory {
   int64_t device_bytes = 0;  // includes flush_bytes
   int64_t flush_bytes = 0;  // the cache flush buffer, on the device (the host's on the CPU backend)
 };
+// `on_device`: the backend generates inputs on the device (generates_inputs_on_device) and
+// verifies there where the kernel allows it, so the host makes no copy of the inputs it generates
+// there (where verification needs none) and reads no output back whole (MeasureRun skips both).
 RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify,
-                      int64_t placement_pad_bytes, int placements = 1);
+                      int64_t placement_pad_bytes, int placements = 1, bool on_device = false);
 
 // The placement pad a backend that can (`can`) allocates for a run that asks for
 // `placement_pad_bytes`: all of it where it pads buffers, none where it ignores the pad.

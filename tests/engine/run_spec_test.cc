@@ -213,6 +213,24 @@ TEST(RunMemory, FlushBufferCounted) {
   EXPECT_EQ(need.host_bytes, 3 * (int64_t{4} << 20));  // two inputs and the read-back
 }
 
+// A backend that generates inputs and verifies on the device (the CUDA backend) needs no host
+// copy of the inputs and no whole read-back: admission counted 3 GiB of host memory for a
+// verified 256Mi add that allocates none of it.
+TEST(RunMemory, InputsAndChecksOnTheDeviceCountNoHostCopies) {
+  const KernelVariant& add = **FindKernel("add_f32");
+  const RunShape shape{.elements = 1 << 20};
+  const int64_t bytes = BufferBytes(add, shape, 0);
+  EXPECT_EQ(RunMemoryOf(add, shape, /*verify=*/true, 0, 1, /*on_device=*/false).host_bytes,
+            3 * bytes);
+  EXPECT_EQ(RunMemoryOf(add, shape, /*verify=*/false, 0, 1, /*on_device=*/true).host_bytes, 0);
+  // Verified: on the device where the build has the kernel's CUDA launcher and device check,
+  // else on the host, which needs both copies.
+  EXPECT_EQ(RunMemoryOf(add, shape, /*verify=*/true, 0, 1, /*on_device=*/true).host_bytes,
+            VerifiableOnDevice(add) ? 0 : 3 * bytes);
+  // Device buffers are counted either way.
+  EXPECT_EQ(RunMemoryOf(add, shape, true, 0, 1, true).device_bytes, 3 * bytes);
+}
+
 // Host-placed buffers are allocated again for every placement copy.
 TEST(RunMemory, HostPlacedBuffersCountEveryCopy) {
   const KernelVariant& h2d = **FindKernel("copy_h2d_pinned");
