@@ -100,22 +100,21 @@ std::string JsonErrorLine(int code, const std::string& message) {
 
 std::string RenderKernels(const v1::ListKernelsResponse& response, Format format) {
   if (format == Format::kJson) return ToJson(response);
-  const std::vector<std::string> header = {"name",      "family",    "dtype",
-                                           "bytes/elem", "block",     "items",
-                                           "max_items", "min_cc",    "description",
-                                           "provenance"};
+  const std::vector<std::string> header = {"name",        "family",    "dtype",     "bytes/elem",
+                                           "block",       "items",     "max_items", "min_cc",
+                                           "description", "provenance"};
   std::vector<std::vector<std::string>> rows;
   for (const v1::KernelInfo& k : response.kernels()) {
     const v1::LaunchPolicy& p = k.default_policy();
-    rows.push_back({k.name(), k.family(), k.dtype(), absl::StrCat(k.bytes_per_element()),
-                    p.block_size_tunable() ? absl::StrCat(p.block_size()) : "library",
-                    p.block_size_tunable() ? absl::StrCat(p.items_per_thread()) : "library",
-                    p.max_items_per_thread() > 0 ? absl::StrCat(p.max_items_per_thread()) : "fixed",
-                    k.min_compute_capability() > 0
-                        ? absl::StrCat(k.min_compute_capability() / 10, ".",
-                                       k.min_compute_capability() % 10)
-                        : "any",
-                    k.description(), k.provenance()});
+    rows.push_back(
+        {k.name(), k.family(), k.dtype(), absl::StrCat(k.bytes_per_element()),
+         p.block_size_tunable() ? absl::StrCat(p.block_size()) : "library",
+         p.block_size_tunable() ? absl::StrCat(p.items_per_thread()) : "library",
+         p.max_items_per_thread() > 0 ? absl::StrCat(p.max_items_per_thread()) : "fixed",
+         k.min_compute_capability() > 0
+             ? absl::StrCat(k.min_compute_capability() / 10, ".", k.min_compute_capability() % 10)
+             : "any",
+         k.description(), k.provenance()});
   }
   return format == Format::kCsv ? Csv(header, rows) : Table(header, rows);
 }
@@ -123,14 +122,21 @@ std::string RenderKernels(const v1::ListKernelsResponse& response, Format format
 std::string RenderDevices(const v1::ListDevicesResponse& response, Format format) {
   if (format == Format::kJson) return ToJson(response);
   if (format == Format::kCsv) {
-    const std::vector<std::string> header = {
-        "index", "backend", "name", "uuid", "cc", "sms", "l2_cache_bytes",
-        "peak_bandwidth_bytes_per_second", "total_memory_bytes", "free_memory_bytes", "driver"};
+    const std::vector<std::string> header = {"index",
+                                             "backend",
+                                             "name",
+                                             "uuid",
+                                             "cc",
+                                             "sms",
+                                             "l2_cache_bytes",
+                                             "peak_bandwidth_bytes_per_second",
+                                             "total_memory_bytes",
+                                             "free_memory_bytes",
+                                             "driver"};
     std::vector<std::vector<std::string>> rows;
     for (const v1::DeviceInfo& d : response.devices()) {
       rows.push_back({absl::StrCat(d.index()), d.backend(), d.name(), d.uuid(),
-                      absl::StrCat(d.compute_capability_major(), ".",
-                                   d.compute_capability_minor()),
+                      absl::StrCat(d.compute_capability_major(), ".", d.compute_capability_minor()),
                       absl::StrCat(d.multiprocessor_count()), absl::StrCat(d.l2_cache_bytes()),
                       absl::StrCat(d.peak_bandwidth_bytes_per_second()),
                       absl::StrCat(d.total_memory_bytes()), absl::StrCat(d.free_memory_bytes()),
@@ -179,9 +185,9 @@ std::string RenderDevices(const v1::ListDevicesResponse& response, Format format
     if (d.has_nvml_index()) kv("nvml index", absl::StrCat(d.nvml_index()));
     if (!d.kernel_driver_version().empty()) kv("kernel driver", d.kernel_driver_version());
     if (d.pcie_link_max_generation() > 0 || d.pcie_link_current_generation() > 0) {
-      kv("PCIe link", absl::StrFormat("Gen%d x%d now, Gen%d x%d max", d.pcie_link_current_generation(),
-                                      d.pcie_link_current_width(), d.pcie_link_max_generation(),
-                                      d.pcie_link_max_width()));
+      kv("PCIe link", absl::StrFormat("Gen%d x%d now, Gen%d x%d max",
+                                      d.pcie_link_current_generation(), d.pcie_link_current_width(),
+                                      d.pcie_link_max_generation(), d.pcie_link_max_width()));
     }
     if (d.pcie_link_bytes_per_second() > 0) {
       kv("PCIe rate (theoretical, per direction)",
@@ -202,52 +208,52 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
   }
   const bool csv = format == Format::kCsv;
   const std::vector<std::string> header =
-      csv ? std::vector<std::string>{"kernel", "dtype", "elements", "block_size",
+      csv ? std::vector<std::string>{"kernel",           "dtype",
+                                     "elements",         "block_size",
                                      "items_per_thread", "grid_size",
-                                     "cache_mode", "samples", "median_seconds", "mean_seconds",
-                                     "relative_noise", "bandwidth_bytes_per_second",
-                                     "percent_of_peak", "verified", "backend", "device", "run_id",
-                                     "error"}
-          : std::vector<std::string>{"device", "kernel", "dtype", "elements", "block", "items",
-                                     "mode", "samples", "median", "noise", "bandwidth", "%peak",
-                                     "verified", "occupancy"};
+                                     "cache_mode",       "samples",
+                                     "median_seconds",   "mean_seconds",
+                                     "relative_noise",   "bandwidth_bytes_per_second",
+                                     "percent_of_peak",  "verified",
+                                     "backend",          "device",
+                                     "run_id",           "error"}
+          : std::vector<std::string>{"device",    "kernel", "dtype",    "elements", "block",
+                                     "items",     "mode",   "samples",  "median",   "noise",
+                                     "bandwidth", "%peak",  "verified", "occupancy"};
   std::vector<std::vector<std::string>> rows;
   for (const v1::RunResult& r : results) {
     const auto& q = r.request();
     const std::string verified = !r.verification().requested() ? "skipped"
                                  : r.verification().passed()   ? "pass"
                                                                : "FAIL";
-    const std::string peak = r.throughput().has_percent_of_peak_bandwidth()
-                                 ? absl::StrFormat("%.1f", r.throughput().percent_of_peak_bandwidth())
-                                 : (csv ? "" : "-");
+    const std::string peak =
+        r.throughput().has_percent_of_peak_bandwidth()
+            ? absl::StrFormat("%.1f", r.throughput().percent_of_peak_bandwidth())
+            : (csv ? "" : "-");
     // A library launch (CUB) picks its own geometry: "library" in the table, empty in CSV.
     const bool library = q.grid_size() <= 0;
     if (csv) {
-      rows.push_back({q.kernel(), q.dtype(), absl::StrCat(q.elements()),
-                      library ? "" : absl::StrCat(q.block_size()),
-                      library ? "" : absl::StrCat(q.items_per_thread()),
-                      library ? "" : absl::StrCat(q.grid_size()),
-                      ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
-                      absl::StrFormat("%.9g", r.timing().median_seconds()),
-                      absl::StrFormat("%.9g", r.timing().mean_seconds()),
-                      r.timing().noise_known()
-                          ? absl::StrFormat("%.6g", r.timing().relative_noise())
-                          : "",
-                      absl::StrFormat("%.6g", r.throughput().bandwidth_bytes_per_second()), peak,
-                      verified, r.backend(), absl::StrCat(q.device_index()), r.run_id(), ""});
+      rows.push_back(
+          {q.kernel(), q.dtype(), absl::StrCat(q.elements()),
+           library ? "" : absl::StrCat(q.block_size()),
+           library ? "" : absl::StrCat(q.items_per_thread()),
+           library ? "" : absl::StrCat(q.grid_size()), ModeName(q.cache_mode()),
+           absl::StrCat(r.timing().samples()), absl::StrFormat("%.9g", r.timing().median_seconds()),
+           absl::StrFormat("%.9g", r.timing().mean_seconds()),
+           r.timing().noise_known() ? absl::StrFormat("%.6g", r.timing().relative_noise()) : "",
+           absl::StrFormat("%.6g", r.throughput().bandwidth_bytes_per_second()), peak, verified,
+           r.backend(), absl::StrCat(q.device_index()), r.run_id(), ""});
     } else {
-      rows.push_back({absl::StrCat(q.device_index()), q.kernel(), q.dtype(),
-                      FormatElementCount(q.elements()),
-                      library ? "library" : absl::StrCat(q.block_size()),
-                      library ? "library" : absl::StrCat(q.items_per_thread()),
-                      ModeName(q.cache_mode()), absl::StrCat(r.timing().samples()),
-                      FormatSeconds(r.timing().median_seconds()),
-                      FormatNoise(r.timing()),
-                      FormatBytesPerSecond(r.throughput().bandwidth_bytes_per_second()), peak,
-                      verified,
-                      !r.occupancy().limiter().empty()
-                          ? absl::StrFormat("%.0f%%", 100 * r.occupancy().theoretical_occupancy())
-                          : "n/a"});
+      rows.push_back(
+          {absl::StrCat(q.device_index()), q.kernel(), q.dtype(), FormatElementCount(q.elements()),
+           library ? "library" : absl::StrCat(q.block_size()),
+           library ? "library" : absl::StrCat(q.items_per_thread()), ModeName(q.cache_mode()),
+           absl::StrCat(r.timing().samples()), FormatSeconds(r.timing().median_seconds()),
+           FormatNoise(r.timing()),
+           FormatBytesPerSecond(r.throughput().bandwidth_bytes_per_second()), peak, verified,
+           !r.occupancy().limiter().empty()
+               ? absl::StrFormat("%.0f%%", 100 * r.occupancy().theoretical_occupancy())
+               : "n/a"});
     }
   }
   for (const v1::SweepItemError& e : errors) {
@@ -256,14 +262,15 @@ std::string RenderResults(const std::vector<v1::RunResult>& results,
                       absl::StrCat(e.items_per_thread()), "", "", "", "", "", "", "", "", "", "",
                       absl::StrCat(e.device_index()), "", e.message()});
     } else {
-      rows.push_back({absl::StrCat(e.device_index()), e.kernel(), "", FormatElementCount(e.elements()),
-                      absl::StrCat(e.block_size()), absl::StrCat(e.items_per_thread()), "", "",
-                      "ERROR", "", "", "", "", ""});
+      rows.push_back({absl::StrCat(e.device_index()), e.kernel(), "",
+                      FormatElementCount(e.elements()), absl::StrCat(e.block_size()),
+                      absl::StrCat(e.items_per_thread()), "", "", "ERROR", "", "", "", "", ""});
     }
   }
   std::string out = csv ? Csv(header, rows) : Table(header, rows);
   if (!csv) {
-    for (const auto& e : errors) absl::StrAppend(&out, "error in item ", e.index(), ": ", e.message(), "\n");
+    for (const auto& e : errors)
+      absl::StrAppend(&out, "error in item ", e.index(), ": ", e.message(), "\n");
   }
   return out;
 }
@@ -279,9 +286,8 @@ std::string RenderResultDetail(const v1::RunResult& r) {
                     u.code_sha256().substr(0, 16), ", ", u.lowered_name(), " for ",
                     u.architecture(), ")\n");
     absl::StrAppend(&out, "  compile       ",
-                    u.compile_cache_hit()
-                        ? std::string("cache hit")
-                        : absl::StrFormat("%.3f s", u.compile_seconds()),
+                    u.compile_cache_hit() ? std::string("cache hit")
+                                          : absl::StrFormat("%.3f s", u.compile_seconds()),
                     "; signature ", u.signature_checked() ? "checked" : "NOT checked", ": ",
                     u.signature_note(), "\n");
     absl::StrAppend(&out, "  seed          ", u.seed(), " (fresh for this run)\n");
@@ -289,22 +295,38 @@ std::string RenderResultDetail(const v1::RunResult& r) {
       absl::StrAppend(&out, "  integrity     ", check, "\n");
     }
     if (!u.compile_log().empty()) absl::StrAppend(&out, "  compile log   ", u.compile_log(), "\n");
+    for (const v1::UserKernelComparison& c : u.comparisons()) {
+      // speedup: the built-in's median / the user kernel's (> 1: the user kernel is faster).
+      absl::StrAppend(&out, absl::StrFormat("  %-13s ", c.role() == "best_builtin" ? "best built-in"
+                                                                                   : "vendor"));
+      if (c.kernel().empty()) {
+        absl::StrAppend(&out, "none: ", c.note(), "\n");
+        continue;
+      }
+      absl::StrAppend(&out, c.kernel(), " ", FormatSeconds(c.median_seconds()),
+                      absl::StrFormat(": the user kernel is %.3fx its speed", c.speedup()),
+                      c.role() == "best_builtin"
+                          ? absl::StrCat(" (fastest of ", c.candidates(), " built-ins)")
+                          : std::string(),
+                      c.note().empty() ? "" : absl::StrCat("; ", c.note()), "\n");
+    }
   }
   absl::StrAppend(&out, "  method        ", m.method(), "\n");
   if (!m.timer().empty()) {
     absl::StrAppend(&out, "  timer         ", m.timer());
     if (m.has_event_median_seconds() && r.timing().median_seconds() > 0) {
-      absl::StrAppend(&out, " (the same samples by CUDA events: median ",
-                      FormatSeconds(m.event_median_seconds()),
-                      absl::StrFormat(", %+.2f%%)", 100 * (m.event_median_seconds() /
-                                                               r.timing().median_seconds() - 1)));
+      absl::StrAppend(
+          &out, " (the same samples by CUDA events: median ",
+          FormatSeconds(m.event_median_seconds()),
+          absl::StrFormat(", %+.2f%%)",
+                          100 * (m.event_median_seconds() / r.timing().median_seconds() - 1)));
     }
     absl::StrAppend(&out, "\n");
   }
-  absl::StrAppend(&out, "  stop          ", m.stop_rule().empty() ? "" : m.stop_rule() + ": ",
-                  m.stop_reason(), absl::StrFormat(" (%d samples taken, %.2f s)",
-                                                   m.samples_taken(), m.sampling_wall_seconds()),
-                  "\n");
+  absl::StrAppend(
+      &out, "  stop          ", m.stop_rule().empty() ? "" : m.stop_rule() + ": ", m.stop_reason(),
+      absl::StrFormat(" (%d samples taken, %.2f s)", m.samples_taken(), m.sampling_wall_seconds()),
+      "\n");
   if (m.duty_cycle() > 0) {
     absl::StrAppend(&out, "  duty cycle    ",
                     absl::StrFormat("%.3f of the sampling loop timed", m.duty_cycle()),
@@ -324,8 +346,7 @@ std::string RenderResultDetail(const v1::RunResult& r) {
   for (const std::string& note : m.notes()) absl::StrAppend(&out, "  note          ", note, "\n");
   const auto& t = r.timing();
   if (!t.noise_known()) {
-    absl::StrAppend(&out, "  noise         unknown: ", t.samples(),
-                    " sample(s), fewer than two\n");
+    absl::StrAppend(&out, "  noise         unknown: ", t.samples(), " sample(s), fewer than two\n");
   } else if (t.below_min_samples()) {
     absl::StrAppend(&out, "  noise         ", absl::StrFormat("%.2f%%", 100 * t.relative_noise()),
                     " from ", t.samples(), " samples, fewer than min_samples ",
@@ -339,8 +360,8 @@ std::string RenderResultDetail(const v1::RunResult& r) {
     absl::StrAppend(&out, "  samples       ", r.samples().seconds_size(), " returned of ",
                     r.samples().count(), r.samples().strided() ? " (evenly strided)" : "", "\n");
   }
-  absl::StrAppend(&out, "  timing        min ", FormatSeconds(r.timing().min_seconds()), "  median ",
-                  FormatSeconds(r.timing().median_seconds()), "  mean ",
+  absl::StrAppend(&out, "  timing        min ", FormatSeconds(r.timing().min_seconds()),
+                  "  median ", FormatSeconds(r.timing().median_seconds()), "  mean ",
                   FormatSeconds(r.timing().mean_seconds()), "  max ",
                   FormatSeconds(r.timing().max_seconds()), "  stddev ",
                   FormatSeconds(r.timing().stddev_seconds()), "\n");
@@ -349,17 +370,19 @@ std::string RenderResultDetail(const v1::RunResult& r) {
                   FormatBytesPerSecond(r.throughput().bandwidth_mean_bytes_per_second()),
                   " (mean), ", absl::StrFormat("%.4g", r.throughput().elements_per_second()),
                   " elements/s, ", r.throughput().bytes_moved(), " bytes per launch\n");
-  if (r.throughput().has_percent_of_peak_bandwidth() || r.throughput().has_percent_of_copy_ceiling()) {
+  if (r.throughput().has_percent_of_peak_bandwidth() ||
+      r.throughput().has_percent_of_copy_ceiling()) {
     absl::StrAppend(
         &out, "  ceilings      ",
         r.throughput().has_percent_of_peak_bandwidth()
-            ? absl::StrFormat("%.1f%% of theoretical peak %s", r.throughput().percent_of_peak_bandwidth(),
-                              r.throughput().has_peak() && r.throughput().metric() == "operations_per_second"
-                                  ? absl::StrFormat("%.4g %s/s", r.throughput().peak(),
-                                                    r.throughput().operation_unit())
-                                  : FormatBytesPerSecond(r.throughput().has_peak()
-                                                             ? r.throughput().peak()
-                                                             : r.device().peak_bandwidth_bytes_per_second()))
+            ? absl::StrFormat(
+                  "%.1f%% of theoretical peak %s", r.throughput().percent_of_peak_bandwidth(),
+                  r.throughput().has_peak() && r.throughput().metric() == "operations_per_second"
+                      ? absl::StrFormat("%.4g %s/s", r.throughput().peak(),
+                                        r.throughput().operation_unit())
+                      : FormatBytesPerSecond(r.throughput().has_peak()
+                                                 ? r.throughput().peak()
+                                                 : r.device().peak_bandwidth_bytes_per_second()))
             : std::string("theoretical peak unknown"),
         r.throughput().has_percent_of_copy_ceiling()
             ? absl::StrFormat("; %.1f%% of the measured copy_d2d ceiling %s",
@@ -381,8 +404,7 @@ std::string RenderResultDetail(const v1::RunResult& r) {
                         : std::string("throttling check off (throttle_threshold 0): every "
                                       "sample kept"));
     if (m.low_clock_samples() > m.throttled_samples()) {
-      absl::StrAppend(&out, "; ", m.low_clock_samples() - m.throttled_samples(),
-                      " kept under 75%");
+      absl::StrAppend(&out, "; ", m.low_clock_samples() - m.throttled_samples(), " kept under 75%");
     }
     absl::StrAppend(&out, "\n");
   }
@@ -395,44 +417,45 @@ std::string RenderResultDetail(const v1::RunResult& r) {
   }
   const auto& v = r.verification();
   if (v.requested()) {
-    absl::StrAppend(&out, "  verification  ", v.passed() ? "pass" : "FAIL", ": ",
-                    v.method().empty() ? absl::StrCat(v.checked_elements(), " elements")
-                                       : v.method(),
-                    ", max abs error ", absl::StrFormat("%.3g", v.max_abs_error()),
-                    ", max rel error ", absl::StrFormat("%.3g", v.max_rel_error()), "\n");
+    absl::StrAppend(
+        &out, "  verification  ", v.passed() ? "pass" : "FAIL", ": ",
+        v.method().empty() ? absl::StrCat(v.checked_elements(), " elements") : v.method(),
+        ", max abs error ", absl::StrFormat("%.3g", v.max_abs_error()), ", max rel error ",
+        absl::StrFormat("%.3g", v.max_rel_error()), "\n");
   }
   const auto& o = r.occupancy();
   if (o.available()) {
-    absl::StrAppend(&out, "  launch        grid ", o.grid_size(), " x block ", o.block_size(),
-                    ", ", absl::StrFormat("%.2f", o.waves()), " waves\n");
+    absl::StrAppend(&out, "  launch        grid ", o.grid_size(), " x block ", o.block_size(), ", ",
+                    absl::StrFormat("%.2f", o.waves()), " waves\n");
     absl::StrAppend(&out, "  resources     ", o.registers_per_thread(), " registers/thread (",
                     o.registers_per_warp_allocated(), " allocated per warp), ",
-                    o.static_shared_bytes(), " B static shared (", o.shared_memory_per_block_allocated(),
-                    " B allocated per block), ", o.local_bytes_per_thread(), " B local/thread, sm_",
-                    o.binary_version(), "\n");
-    absl::StrAppend(&out, "  occupancy     ", o.active_blocks_per_multiprocessor(), " blocks/SM = ",
-                    o.active_warps_per_multiprocessor(), "/", o.max_warps_per_multiprocessor(),
-                    " warps, theoretical ",
-                    absl::StrFormat("%.1f%%", 100 * o.theoretical_occupancy()), ", limited by ",
-                    o.limiter(), " (blocks/SM by warps ", o.blocks_limit_warps(), ", registers ",
-                    o.blocks_limit_registers() == 2147483647 ? std::string("-")
-                                                             : absl::StrCat(o.blocks_limit_registers()),
-                    ", shared memory ",
-                    o.blocks_limit_shared_memory() == 2147483647
-                        ? std::string("-")
-                        : absl::StrCat(o.blocks_limit_shared_memory()),
-                    ", cap ", o.blocks_limit_blocks(), "; occupancy API ",
-                    o.api_active_blocks_per_multiprocessor(), ")\n");
+                    o.static_shared_bytes(), " B static shared (",
+                    o.shared_memory_per_block_allocated(), " B allocated per block), ",
+                    o.local_bytes_per_thread(), " B local/thread, sm_", o.binary_version(), "\n");
+    absl::StrAppend(
+        &out, "  occupancy     ", o.active_blocks_per_multiprocessor(),
+        " blocks/SM = ", o.active_warps_per_multiprocessor(), "/", o.max_warps_per_multiprocessor(),
+        " warps, theoretical ", absl::StrFormat("%.1f%%", 100 * o.theoretical_occupancy()),
+        ", limited by ", o.limiter(), " (blocks/SM by warps ", o.blocks_limit_warps(),
+        ", registers ",
+        o.blocks_limit_registers() == 2147483647 ? std::string("-")
+                                                 : absl::StrCat(o.blocks_limit_registers()),
+        ", shared memory ",
+        o.blocks_limit_shared_memory() == 2147483647 ? std::string("-")
+                                                     : absl::StrCat(o.blocks_limit_shared_memory()),
+        ", cap ", o.blocks_limit_blocks(), "; occupancy API ",
+        o.api_active_blocks_per_multiprocessor(), ")\n");
   } else {
     absl::StrAppend(&out, "  occupancy     unavailable: ", o.unavailable_reason(), "\n");
   }
   if (o.has_achieved_occupancy()) {
-    absl::StrAppend(&out, "  achieved      ", absl::StrFormat("%.1f%%", 100 * o.achieved_occupancy()),
-                    " occupancy", o.has_dram_throughput_percent()
-                                      ? absl::StrFormat(", DRAM throughput %.1f%% of peak",
-                                                        o.dram_throughput_percent())
-                                      : std::string(),
-                    " (hardware counters)\n");
+    absl::StrAppend(
+        &out, "  achieved      ", absl::StrFormat("%.1f%%", 100 * o.achieved_occupancy()),
+        " occupancy",
+        o.has_dram_throughput_percent()
+            ? absl::StrFormat(", DRAM throughput %.1f%% of peak", o.dram_throughput_percent())
+            : std::string(),
+        " (hardware counters)\n");
   } else {
     absl::StrAppend(&out, "  achieved      unavailable: ", o.achieved_unavailable_reason(), "\n");
   }
@@ -441,7 +464,8 @@ std::string RenderResultDetail(const v1::RunResult& r) {
 }
 
 std::string FormatNoise(const v1::TimingStatistics& t) {
-  if (!t.noise_known()) return absl::StrCat("n/a (", t.samples(), " sample", t.samples() == 1 ? "" : "s", ")");
+  if (!t.noise_known())
+    return absl::StrCat("n/a (", t.samples(), " sample", t.samples() == 1 ? "" : "s", ")");
   std::string noise = absl::StrFormat("%.2f%%", 100 * t.relative_noise());
   if (t.below_min_samples()) absl::StrAppend(&noise, " (<min_samples)");
   return noise;
@@ -469,13 +493,14 @@ std::string RenderHistogram(const v1::RunResult& r, int bins) {
     const int bin = width > 0 ? std::min(bins - 1, static_cast<int>((v - lo) / width)) : 0;
     ++counts[bin];
   }
-  const int64_t most = std::max<int64_t>(1, std::max(above, *std::max_element(counts.begin(), counts.end())));
+  const int64_t most =
+      std::max<int64_t>(1, std::max(above, *std::max_element(counts.begin(), counts.end())));
   constexpr int kBarWidth = 50;
-  std::string out = absl::StrCat("histogram of ", sorted.size(), " samples",
-                                 r.samples().strided()
-                                     ? absl::StrCat(" (evenly strided from ", r.samples().count(), ")")
-                                     : std::string(),
-                                 ", per-launch time:\n");
+  std::string out = absl::StrCat(
+      "histogram of ", sorted.size(), " samples",
+      r.samples().strided() ? absl::StrCat(" (evenly strided from ", r.samples().count(), ")")
+                            : std::string(),
+      ", per-launch time:\n");
   auto row = [&](const std::string& label, int64_t count) {
     const int bar = static_cast<int>(std::llround(static_cast<double>(count) * kBarWidth / most));
     absl::StrAppend(&out, label, std::string(label.size() < 26 ? 26 - label.size() : 1, ' '),

@@ -71,7 +71,7 @@ const std::vector<Command>& Commands() {
                       "items_per_thread", "verify", "seed", "profile", "histogram", "force",
                       "format", "output_file", "mode", "source", "ptx", "cubin", "entry", "family",
                       "dtype", "define", "maxrregcount", "fast_math", "line_info",
-                      "dynamic_shared_bytes", "grid"}),
+                      "dynamic_shared_bytes", "grid", "compare"}),
        .main = Run,
        .result_formats = true},
       {.name = "sweep",

@@ -37,6 +37,9 @@ ABSL_FLAG(bool, fast_math, false, "run: compile the user kernel with --use_fast_
 ABSL_FLAG(bool, line_info, false, "run: compile the user kernel with line info (profilers).");
 ABSL_FLAG(int, dynamic_shared_bytes, 0, "run: the user kernel's dynamic shared memory per block.");
 ABSL_FLAG(int64_t, grid, 0, "run: the user kernel's grid (0 = ceil(n / (block x items))).");
+ABSL_FLAG(bool, compare, false,
+          "run: also measure the family's built-in variants of the dtype (the fastest reported) "
+          "and its vendor baseline in the same request, at the same size and mode, with ratios.");
 
 namespace gpubench::client {
 
@@ -55,6 +58,8 @@ bool ReadFile(const std::string& path, std::string* out) {
 }
 
 }  // namespace
+
+bool CompareRequested() { return absl::GetFlag(FLAGS_compare); }
 
 bool UserKernelRequested() {
   return !absl::GetFlag(FLAGS_source).empty() || !absl::GetFlag(FLAGS_ptx).empty() ||
@@ -99,6 +104,7 @@ bool FillUserKernel(int block_size, int items_per_thread, v1::RunBenchmarkReques
   k->mutable_launch()->set_items_per_thread(items_per_thread);
   k->mutable_launch()->set_dynamic_shared_bytes(absl::GetFlag(FLAGS_dynamic_shared_bytes));
   k->mutable_launch()->set_grid_size(absl::GetFlag(FLAGS_grid));
+  k->set_compare(absl::GetFlag(FLAGS_compare));
   return true;
 }
 

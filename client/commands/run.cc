@@ -7,7 +7,6 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "common/sizes.h"
 #include "client/commands/commands.h"
 #include "client/commands/connection.h"
 #include "client/commands/flags.h"
@@ -15,6 +14,7 @@
 #include "client/commands/user_kernel.h"
 #include "client/output.h"
 #include "client/rpc_status.h"
+#include "common/sizes.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
 
 ABSL_FLAG(int64_t, m, 0, "run (gemm): rows of A and D (0 = --size).");
@@ -37,6 +37,11 @@ int Run(const Invocation& invocation) {
   const int64_t m = absl::GetFlag(FLAGS_m), n = absl::GetFlag(FLAGS_n), k = absl::GetFlag(FLAGS_k);
   const bool shaped = m != 0 || n != 0 || k != 0;
   const bool user = UserKernelRequested();
+  if (!user && CompareRequested()) {
+    std::cerr << "gpubench: --compare compares a user kernel (--source, --ptx or --cubin) with "
+                 "the built-ins; for catalog kernels use gpubench sweep or gpubench best\n";
+    return kExitUsage;
+  }
   if (user) {
     absl::StatusOr<int64_t> size = ParseElementCount(absl::GetFlag(FLAGS_size));
     if (args.size() != 2 || !size.ok()) {
@@ -71,8 +76,7 @@ int Run(const Invocation& invocation) {
     return kExitUsage;
   }
   if (user) {
-    if (!FillUserKernel(absl::GetFlag(FLAGS_block_size), items.empty() ? 0 : items[0],
-                        &request)) {
+    if (!FillUserKernel(absl::GetFlag(FLAGS_block_size), items.empty() ? 0 : items[0], &request)) {
       return kExitUsage;
     }
   } else {

@@ -9,6 +9,8 @@ namespace gpubench::client {
 
 // Whether --source, --ptx or --cubin names a file (then `run` takes no KERNEL).
 bool UserKernelRequested();
+// Whether --compare was given (it applies to a user kernel only).
+bool CompareRequested();
 // Fills request->user_kernel from the flags and --block_size / --items_per_thread; false (the
 // message printed) for an unreadable file or a missing --entry, --family or --dtype.
 bool FillUserKernel(int block_size, int items_per_thread, v1::RunBenchmarkRequest* request);

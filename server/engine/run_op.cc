@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "server/engine/compare_user_kernel.h"
 
 namespace gpubench {
 namespace {
@@ -24,6 +25,9 @@ std::function<void(absl::StatusOr<RunResult>)> ReportingFailedVerification(RunDo
 absl::StatusOr<std::shared_ptr<Job>> SubmitRun(Engine& engine, const RunRequest& request,
                                                absl::Time deadline, RunDoneFn done) {
   ASSIGN_OR_RETURN(RunSpec spec, engine.Resolve(request));
+  if (request.user_kernel.has_value() && request.user_kernel->compare) {
+    done = ComparingUserKernel(engine, spec, deadline, std::move(done));
+  }
   JobCallbacks callbacks;
   callbacks.on_done = ReportingFailedVerification(std::move(done));
   return engine.Submit(std::move(spec), deadline, std::move(callbacks), nullptr);

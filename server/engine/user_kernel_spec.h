@@ -33,6 +33,9 @@ struct UserKernelRequest {
   std::string dtype = {};
   UserCompileOptions compile = {};
   UserLaunchRequest launch = {};
+  // Measure the family's built-ins beside it (SubmitRun, server/engine/compare_user_kernel.h);
+  // the server's business only: it does not cross to the worker.
+  bool compare = false;
 };
 
 // What the server allows (flags; ServerLimits::user_kernels).
@@ -59,6 +62,18 @@ struct UserKernelSpec {
 absl::StatusOr<std::shared_ptr<const UserKernelSpec>> MakeUserKernelSpec(UserKernelRequest request,
                                                                          int64_t max_code_bytes);
 
+// A built-in measured beside a user kernel (proto UserKernelComparison).
+struct UserKernelComparison {
+  std::string role = {};    // "best_builtin" or "vendor_baseline"
+  std::string kernel = {};  // empty: none measured (note says why)
+  double median_seconds = 0;
+  std::string metric = {};
+  double value = 0;
+  double speedup = 0;  // its median / the user kernel's
+  int candidates = 0;  // best_builtin: built-ins measured
+  std::string note = {};
+};
+
 // What a user kernel's result adds (RunResult::user_kernel; proto UserKernelReport).
 struct UserKernelReport {
   std::string kind = {};
@@ -73,6 +88,7 @@ struct UserKernelReport {
   std::vector<std::string> integrity_checks = {};
   std::string compile_log = {};
   uint64_t seed = 0;
+  std::vector<UserKernelComparison> comparisons = {};  // filled by the server, after the worker
 };
 
 }  // namespace gpubench

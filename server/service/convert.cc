@@ -90,6 +90,7 @@ UserKernelRequest FromProto(const v1::UserKernel& k) {
   r.launch.items_per_thread = k.launch().items_per_thread();
   r.launch.dynamic_shared_bytes = k.launch().dynamic_shared_bytes();
   r.launch.grid_size = k.launch().grid_size();
+  r.compare = k.compare();
   return r;
 }
 
@@ -343,6 +344,17 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     for (const std::string& c : u.integrity_checks) o->add_integrity_checks(c);
     o->set_compile_log(u.compile_log);
     o->set_seed(u.seed);
+    for (const UserKernelComparison& c : u.comparisons) {
+      v1::UserKernelComparison* p = o->add_comparisons();
+      p->set_role(c.role);
+      p->set_kernel(c.kernel);
+      p->set_median_seconds(c.median_seconds);
+      p->set_metric(c.metric);
+      p->set_value(c.value);
+      p->set_speedup(c.speedup);
+      p->set_candidates(c.candidates);
+      p->set_note(c.note);
+    }
   }
 }
 

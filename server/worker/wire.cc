@@ -119,7 +119,7 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2280, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2304, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
@@ -139,10 +139,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSpec, kernel, elements, shape, device_inde
                                    measurement, verify, seed, verify_timed_samples, profile,
                                    profile_forbidden, force, scheduled, max_warmup_seconds,
                                    user_kernel)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelComparison, role, kernel, median_seconds, metric,
+                                   value, speedup, candidates, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelReport, kind, entry, lowered_name, code_sha256,
                                    architecture, compile_cache_hit, compile_seconds,
                                    signature_checked, signature_note, integrity_checks,
-                                   compile_log, seed)
+                                   compile_log, seed, comparisons)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     DeviceInfo, index, backend, name, uuid, pci_bus_id, compute_capability_major,
     compute_capability_minor, multiprocessor_count, max_threads_per_multiprocessor,
