@@ -162,6 +162,7 @@ void FillRow(const v1::RunResult& r, const std::string& target, v1::FleetRow* ro
   row->set_sampling_wall_seconds(r.measurement().sampling_wall_seconds());
   row->set_samples_taken(r.measurement().samples_taken());
   row->set_stop_rule(r.measurement().stop_rule());
+  *row->mutable_phases() = r.measurement().phases();
   row->set_bandwidth_bytes_per_second(r.throughput().bandwidth_bytes_per_second());
   row->set_verified(r.verification().passed() || !r.verification().requested());
   const v1::Throughput& t = r.throughput();

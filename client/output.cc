@@ -335,6 +335,19 @@ std::string RenderResultDetail(const v1::RunResult& r) {
                         : std::string(" (not paced)"),
                     "\n");
   }
+  if (m.has_phases()) {
+    const v1::RunPhases& p = m.phases();
+    absl::StrAppend(&out, "  phases        ",
+                    absl::StrFormat("host inputs %.3f s, open %.3f s, sampling %.3f s, "
+                                    "verification %.3f s%s, release %.3f s (in the worker)",
+                                    p.host_inputs_seconds(), p.open_seconds(),
+                                    p.sampling_seconds(), p.verification_seconds(),
+                                    r.request().profile()
+                                        ? absl::StrFormat(", counters %.3f s", p.counters_seconds())
+                                        : std::string(),
+                                    p.release_seconds()),
+                    "\n");
+  }
   if (const int64_t pad = r.request().placement_pad_bytes(); pad > 0) {
     absl::StrAppend(&out, "  placement     a pad of ", FormatElementCount(pad),
                     " bytes after each device buffer of >= 1Mi bytes\n");

@@ -528,6 +528,13 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
                                      const DeviceInfo& device, const CancelledFn& cancelled,
                                      ParallelPool* pool) {
   RunResult result = StartResult(backend, spec, device);
+  absl::Time phase = absl::Now();
+  auto lap = [&phase] {
+    const absl::Time now = absl::Now();
+    const double seconds = absl::ToDoubleSeconds(now - phase);
+    phase = now;
+    return seconds;
+  };
   // Inputs the backend generates on the device need no host copy where verification runs there
   // too (its cross-check makes the sampled elements itself) or not at all: at 256Mi that is two
   // 1 GiB buffers the host no longer generates.
@@ -541,19 +548,27 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   data.l2_flush = spec.measurement.l2_flush.value_or(L2Flush::kClean);
   data.stream = spec.measurement.stream.value_or(StreamKind::kNonBlocking);
   data.verify_timed_samples = spec.verify_timed_samples;
+  result.phases.host_inputs_seconds = lap();
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    backend.Open(device, *spec.kernel, spec.geometry, data));
+  result.phases.open_seconds = lap();
   result.resources = session->Resources();
   result.launch_report = session->LaunchReport();
-  ScopedRange run_range(*session, RunRangeName(spec, result.run_id));
-
-  std::vector<double> samples;  // per-launch seconds, kept samples in time order
-  RETURN_IF_ERROR(TakeSamples(*session, spec, cancelled, &result, &samples));
-  result.timed_sample_check = session->TimedCheck();
-  RETURN_IF_ERROR(Summarize(spec, samples, &result));
-  RETURN_IF_ERROR(VerifyOutput(*session, spec, data, cancelled, pool, &result));
-  ComputeTheoreticalOccupancy(spec, &result);
-  RETURN_IF_ERROR(CollectCounters(backend, *session, spec, cancelled, &result));
+  {
+    ScopedRange run_range(*session, RunRangeName(spec, result.run_id));
+    std::vector<double> samples;  // per-launch seconds, kept samples in time order
+    RETURN_IF_ERROR(TakeSamples(*session, spec, cancelled, &result, &samples));
+    result.timed_sample_check = session->TimedCheck();
+    RETURN_IF_ERROR(Summarize(spec, samples, &result));
+    result.phases.sampling_seconds = lap();
+    RETURN_IF_ERROR(VerifyOutput(*session, spec, data, cancelled, pool, &result));
+    result.phases.verification_seconds = lap();
+    ComputeTheoreticalOccupancy(spec, &result);
+    RETURN_IF_ERROR(CollectCounters(backend, *session, spec, cancelled, &result));
+    result.phases.counters_seconds = lap();
+  }
+  session.reset();  // the run's buffers, freed as they would be on return, timed
+  result.phases.release_seconds = lap();
   result.explanation = Explain({.occupancy = result.occupancy,
                                 .achieved_occupancy = result.counters.achieved_occupancy,
                                 .percent_of_peak = result.percent_of_peak,

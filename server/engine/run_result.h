@@ -28,6 +28,17 @@ enum class RunOutcome {
 // "verified", "unverified", "VERIFY-FAILED" (server logs).
 const char* RunOutcomeName(RunOutcome outcome);
 
+// Where a run's wall time went in the worker (MeasureRun), phase by phase: what the GPU time of
+// its samples leaves out.
+struct RunPhases {
+  double host_inputs_seconds = 0;   // the inputs' host copies (GenerateHostData)
+  double open_seconds = 0;          // allocation, device generation, the variant's setup
+  double sampling_seconds = 0;      // warm-up and sampling (TakeSamples)
+  double verification_seconds = 0;  // the verified launch and its check
+  double counters_seconds = 0;      // profile: hardware counters
+  double release_seconds = 0;       // freeing the run's buffers
+};
+
 struct RunResult {
   std::string run_id;
   RunSpec spec;
@@ -53,6 +64,7 @@ struct RunResult {
   bool profile_mode = false;             // timed without the blocking kernel (profile_runs)
   int samples_taken = 0;                 // kept + throttled
   double sampling_wall_seconds = 0;      // wall time of the sampling loop
+  RunPhases phases;
   // False with fewer than two kept samples: no spread can be estimated ("noise unknown", never
   // "0.00%"). below_min_samples: fewer kept than min_samples (timeout), the noise is unreliable.
   bool noise_known = false;

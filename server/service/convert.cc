@@ -232,6 +232,15 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
   for (const std::string& note : r.notes) m->add_notes(note);
   m->set_samples_taken(r.samples_taken);
   m->set_sampling_wall_seconds(r.sampling_wall_seconds);
+  {
+    v1::RunPhases* p = m->mutable_phases();
+    p->set_host_inputs_seconds(r.phases.host_inputs_seconds);
+    p->set_open_seconds(r.phases.open_seconds);
+    p->set_sampling_seconds(r.phases.sampling_seconds);
+    p->set_verification_seconds(r.phases.verification_seconds);
+    p->set_counters_seconds(r.phases.counters_seconds);
+    p->set_release_seconds(r.phases.release_seconds);
+  }
   if (s.measurement.keep_samples) {
     v1::SampleTimes* samples = out->mutable_samples();
     samples->mutable_seconds()->Assign(r.sample_seconds.begin(), r.sample_seconds.end());

@@ -119,7 +119,7 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2304, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2352, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
@@ -180,10 +180,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimedSampleCheck, samples, verified, last_ver
                                    mismatches, failure)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AchievedCounters, achieved_occupancy, dram_throughput_percent,
                                    unavailable_reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunPhases, host_inputs_seconds, open_seconds, sampling_seconds,
+                                   verification_seconds, counters_seconds, release_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     RunResult, run_id, spec, backend, method, queued_at, started_at, finished_at, stats,
     hot_batch_size, throttled_samples, low_clock_samples, duty_cycle, noise_reached, stop_rule,
-    stop_reason, notes, profile_mode, samples_taken, sampling_wall_seconds, noise_known,
+    stop_reason, notes, profile_mode, samples_taken, sampling_wall_seconds, phases, noise_known,
     below_min_samples, sample_seconds, sample_count, measured_seconds, timer, event_median_seconds,
     min_clock_hz, max_clock_hz, metric, bytes_moved, bandwidth_bytes_per_second,
     bandwidth_mean_bytes_per_second, elements_per_second, operation_unit, operations,

@@ -53,6 +53,25 @@ TEST_F(MeasureTest, StopsAtMinSamplesWhenQuiet) {
   EXPECT_TRUE(r->verification->passed);
 }
 
+// The phases are measured and disjoint: sampling holds the sampling loop, and together they fit
+// in the run's wall time (the fake backend's run takes under a millisecond, so no lower bound).
+TEST_F(MeasureTest, PhasesAccountForTheRunsWallTime) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<RunResult> r = Measure(Spec());
+  const double wall = absl::ToDoubleSeconds(absl::Now() - start);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const RunPhases& p = r->phases;
+  for (double s : {p.host_inputs_seconds, p.open_seconds, p.sampling_seconds,
+                   p.verification_seconds, p.counters_seconds, p.release_seconds}) {
+    EXPECT_GE(s, 0);
+  }
+  EXPECT_GE(p.sampling_seconds, r->sampling_wall_seconds);
+  EXPECT_GT(p.verification_seconds, 0);  // verified: the launch and its check ran
+  const double sum = p.host_inputs_seconds + p.open_seconds + p.sampling_seconds +
+                     p.verification_seconds + p.counters_seconds + p.release_seconds;
+  EXPECT_LE(sum, wall);
+}
+
 TEST_F(MeasureTest, MinTimeKeepsSampling) {
   RunSpec spec = Spec();
   spec.measurement.min_samples = 2;
