@@ -35,7 +35,7 @@ inline bool IsGpuBusy(const absl::Status& status) {
 
 // The union of clock-event reasons seen by a background poll (every 50 ms, and once more at
 // Stop) while a run measures. Stop returns as soon as that last poll is done: a poll thread that
-// slept its interval out added up to 50 ms to every run (bench/results/2026-12-04-h200.md).
+// slept its interval out added up to 50 ms to every run (NvmlTest.ClockEventWatchStops...).
 class ClockEventWatch {
  public:
   ClockEventWatch(std::shared_ptr<const Nvml> nvml, std::string uuid);  // starts polling
