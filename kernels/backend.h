@@ -148,9 +148,6 @@ struct TimedSampleCheck {
   int64_t samples = 0;        // timed samples taken (cold or hot, kept or discarded)
   int64_t verified = 0;       // of them, verified
   int64_t last_verified = 0;  // the last verified sample's 1-based index; 0: none
-  // Chosen but not verifiable: a hot batch of more than one launch of a family with an in-out
-  // buffer ends in the batch's launches applied in turn, not in one launch's output.
-  int64_t skipped = 0;
   int64_t mismatches = 0;  // in the first verified sample that differed
   std::string failure;     // that sample in words; empty: every verified sample matched
 };

@@ -117,7 +117,6 @@ class CudaSession final : public Session {
               absl::StrCat("timed_launch_verified: buffer ", b.name, " of ", variant_.name,
                            " is not generated on the device, so it cannot get fresh inputs"));
         }
-        in_out_ = in_out_ || b.role == BufferRole::kInOut;
       }
       chooser_.emplace(data_.seed);
     }
@@ -285,13 +284,15 @@ class CudaSession final : public Session {
   // cold sample's flush comes after it.
   absl::StatusOr<std::optional<uint64_t>> PrepareTimedCheck(int launches) {
     if (!chooser_.has_value()) return std::nullopt;
+    // The engine times a checked run's hot samples one launch each (HotBatchSize): a batch's
+    // later launches would not start from poisoned outputs.
+    if (launches != 1) {
+      return absl::InternalError(absl::StrCat("timed_launch_verified: a timed sample of ", launches,
+                                              " launches; each must be one launch"));
+    }
     ++timed_check_.samples;
     RETURN_IF_ERROR(buffers_.ResetOutputs(stream_.get()));
     if (!chooser_->Next() || !timed_check_.failure.empty()) return std::nullopt;
-    if (launches > 1 && in_out_) {
-      ++timed_check_.skipped;
-      return std::nullopt;
-    }
     const uint64_t seed = chooser_->InputSeed();
     RETURN_IF_ERROR(buffers_.Regenerate(seed, stream_.get()));
     return seed;
@@ -369,7 +370,6 @@ class CudaSession final : public Session {
   std::string launch_report_;
   std::optional<TimedSampleChooser> chooser_;  // set where HostData::verify_timed_samples
   TimedSampleCheck timed_check_;
-  bool in_out_ = false;  // the family has an in-out buffer
 };
 
 class CudaBackend final : public Backend {

@@ -11,17 +11,6 @@
 namespace gpubench {
 namespace {
 
-double MetricValue(const RunResult& r) {
-  switch (r.metric) {
-    case Metric::kOperationsPerSecond:
-      return r.operations_per_second;
-    case Metric::kSecondsPerOperation:
-      return r.seconds_per_operation;
-    default:
-      return r.bandwidth_bytes_per_second;
-  }
-}
-
 // The chain: one candidate at a time on the user kernel's device, then `done`.
 class Comparison : public std::enable_shared_from_this<Comparison> {
  public:
@@ -86,7 +75,7 @@ class Comparison : public std::enable_shared_from_this<Comparison> {
     c.kernel = std::string(k->name);
     c.median_seconds = r.stats.median_seconds;
     c.metric = MetricName(r.metric);
-    c.value = MetricValue(r);
+    c.value = MetricValueOf(r);
     if (result_.stats.median_seconds > 0) {
       c.speedup = r.stats.median_seconds / result_.stats.median_seconds;
     }

@@ -13,6 +13,7 @@
 #include "kernels/host_cross_check.h"
 #include "kernels/reference.h"
 #include "server/engine/explain.h"
+#include "server/engine/run_memory.h"
 #include "server/engine/stopping.h"
 
 namespace gpubench {
@@ -535,11 +536,9 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
     phase = now;
     return seconds;
   };
-  // Inputs the backend generates on the device need no host copy where verification runs there
-  // too (its cross-check makes the sampled elements itself) or not at all: at 256Mi that is two
-  // 1 GiB buffers the host no longer generates.
-  const bool host_inputs_unneeded = backend.capabilities().generates_inputs_on_device &&
-                                    (!spec.verify || VerifiableOnDevice(*spec.kernel));
+  // At 256Mi that is two 1 GiB buffers the host no longer generates.
+  const bool host_inputs_unneeded = HostInputsUnneeded(
+      backend.capabilities().generates_inputs_on_device, *spec.kernel, spec.verify);
   HostData data = GenerateHostData(*spec.kernel, spec.shape, spec.seed, pool,
                                    /*skip_device_generated=*/host_inputs_unneeded);
   data.peer_device = spec.peer_device_index;

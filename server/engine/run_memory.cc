@@ -11,9 +11,9 @@ RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool v
                       int64_t placement_pad_bytes, int placements, bool on_device) {
   RunMemory need;
   const std::span<const BufferSpec> buffers = kernel.family->buffers;
-  // MeasureRun's host_inputs_unneeded, and the device check instead of a whole read-back.
+  // The device check instead of a whole read-back.
   const bool verified_on_device = on_device && verify && VerifiableOnDevice(kernel);
-  const bool host_inputs_unneeded = on_device && (!verify || verified_on_device);
+  const bool host_inputs_unneeded = HostInputsUnneeded(on_device, kernel, verify);
   for (size_t i = 0; i < buffers.size(); ++i) {
     const int64_t bytes = BufferBytes(kernel, shape, static_cast<int>(i));
     // GenerateHostData: inputs and in-outs; the read-back of outputs and in-outs when verifying.

@@ -24,6 +24,15 @@ struct RunMemory {
   int64_t device_bytes = 0;  // includes flush_bytes
   int64_t flush_bytes = 0;  // the cache flush buffer, on the device (the host's on the CPU backend)
 };
+// Whether a run on a backend that generates inputs on the device (generates_inputs_on_device)
+// makes no host copy of the inputs it generates there: where it verifies on the device too (the
+// cross-check makes its sampled elements itself) or does not verify. MeasureRun and RunMemoryOf
+// both follow it.
+inline bool HostInputsUnneeded(bool generates_inputs_on_device, const KernelVariant& kernel,
+                               bool verify) {
+  return generates_inputs_on_device && (!verify || VerifiableOnDevice(kernel));
+}
+
 // `on_device`: the backend generates inputs on the device (generates_inputs_on_device) and
 // verifies there where the kernel allows it, so the host makes no copy of the inputs it generates
 // there (where verification needs none) and reads no output back whole (MeasureRun skips both).

@@ -7,6 +7,18 @@
 
 namespace gpubench {
 
+double MetricValueOf(const RunResult& r) {
+  switch (r.metric) {
+    case Metric::kOperationsPerSecond:
+      return r.operations_per_second;
+    case Metric::kSecondsPerOperation:
+      return r.seconds_per_operation;
+    case Metric::kBytesPerSecond:
+      break;
+  }
+  return r.bandwidth_bytes_per_second;
+}
+
 namespace {
 
 std::string TimingMethodOf(const Backend& backend, const RunResult& result) {

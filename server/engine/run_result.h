@@ -123,6 +123,10 @@ struct RunResult {
   std::optional<UserKernelReport> user_kernel;
 };
 
+// The value of `r`'s headline metric (RunResult::metric): bandwidth, operations per second or
+// seconds per operation. Thread-safe.
+double MetricValueOf(const RunResult& r);
+
 // The practical bandwidth ceiling of one device: the bandwidth of the latest copy_d2d run that
 // moved at least 4x the L2 size (streamed from DRAM, not from L2). Not thread-safe: one per device
 // worker.

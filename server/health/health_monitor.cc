@@ -80,9 +80,7 @@ Point PointOf(const RunResult& r) {
   Point p;
   p.time = r.finished_at;
   const std::string metric = MetricName(r.metric);
-  p.value = metric == "operations_per_second"   ? r.operations_per_second
-            : metric == "seconds_per_operation" ? r.seconds_per_operation
-                                                : r.bandwidth_bytes_per_second;
+  p.value = MetricValueOf(r);
   const double median = r.stats.median_seconds;
   const int n = r.stats.count;
   if (n < 2 || median <= 0) {

@@ -119,7 +119,7 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2352, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2344, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
@@ -176,7 +176,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OccupancyReport, warps_per_block, max_warps_p
                                    blocks_limit_shared_memory, blocks_limit_blocks,
                                    active_blocks_per_multiprocessor,
                                    active_warps_per_multiprocessor, theoretical_occupancy, limiter)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimedSampleCheck, samples, verified, last_verified, skipped,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimedSampleCheck, samples, verified, last_verified,
                                    mismatches, failure)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AchievedCounters, achieved_occupancy, dram_throughput_percent,
                                    unavailable_reason)
