@@ -12,9 +12,13 @@ Pageable host tensors (not pinned) are timed eager only (the copy synchronizes t
 Prints CSV: op,bytes,mode,reps,median_seconds,bandwidth_bytes_per_second
 
     python3 bench/torch_copy.py 67108864 1073741824
+    python3 bench/torch_copy.py --ops=h2d_pageable --reps=50 67108864 1073741824
+
+--ops narrows the operations (comma-separated op names); --reps sets the repetitions per size
+(default 30 up to 256 MiB, 10 above).
 """
+import argparse
 import statistics
-import sys
 
 import torch
 
@@ -44,7 +48,13 @@ def time_copy(dst, src, mode, reps):
 
 
 def main():
-    sizes = [int(s) for s in sys.argv[1:]] or [64 << 20, 1 << 30]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, help="bytes per copy")
+    parser.add_argument("--ops", default="", help="comma-separated ops (default: all)")
+    parser.add_argument("--reps", type=int, default=0, help="repetitions per size (0: 30/10)")
+    args = parser.parse_args()
+    sizes = args.sizes or [64 << 20, 1 << 30]
+    wanted = set(filter(None, args.ops.split(",")))
     global HOLD_CYCLES_PER_SECOND
     clock_khz = getattr(torch.cuda.get_device_properties(0), "clock_rate", 0)
     if clock_khz:
@@ -56,12 +66,17 @@ def main():
         pageable = torch.empty(nbytes, dtype=torch.uint8)
         pinned.fill_(7)
         pageable.fill_(7)
-        reps = 30 if nbytes <= (256 << 20) else 10
+        reps = args.reps or (30 if nbytes <= (256 << 20) else 10)
         cases = [("h2d_pinned", device, pinned, ("single", "batch", "eager")),
                  ("d2h_pinned", pinned, device, ("single", "batch", "eager")),
                  ("h2d_pageable", device, pageable, ("eager",)),
                  ("d2h_pageable", pageable, device, ("eager",))]
+        unknown = wanted - {case[0] for case in cases}
+        if unknown:
+            parser.error(f"unknown --ops: {','.join(sorted(unknown))}")
         for op, dst, src, modes in cases:
+            if wanted and op not in wanted:
+                continue
             for _ in range(3):  # warm-up
                 dst.copy_(src, non_blocking=True)
             torch.cuda.synchronize()
