@@ -70,6 +70,10 @@ std::unique_ptr<Backend> WithNodeName(std::unique_ptr<Backend> backend, std::str
       [node_name = std::move(node_name)](DeviceInfo& info) { info.node_name = node_name; });
 }
 
+const char* WindowSourceName(WindowSource source) {
+  return source == WindowSource::kRangeProfiler ? "gpu_time_profiler" : "cupti_activity";
+}
+
 const char* L2FlushName(L2Flush flush) {
   return flush == L2Flush::kMemset ? "memset" : "clean";
 }

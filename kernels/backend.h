@@ -225,6 +225,30 @@ enum class TimerStrategy {
   kTimeCounter,
 };
 
+// Where a timed window's figures came from (Session::AuditWindows).
+enum class WindowSource {
+  // CUPTI activity records: the operations the window's API calls issued (external correlation)
+  // and any other kernel of the run's context that started inside the window.
+  kActivityRecords,
+  // The gpu__time_duration range profiler (TimerStrategy::kTimeCounter, which holds CUPTI): the
+  // kernels it profiled in the window; copies, memsets and their origin are not seen.
+  kRangeProfiler,
+};
+const char* WindowSourceName(WindowSource source);  // "cupti_activity" / "gpu_time_profiler"
+
+// What ran in one timed sample's window, as the device recorded it (Session::AuditWindows).
+struct WindowActivity {
+  int operations = 0;  // GPU operations (kernels, copies, memsets) the timed launches issued
+  int kernels = 0;     // of them, kernels
+  // Kernels of the run's context that the timed launches did not issue but that started inside
+  // the window (another stream's), and kernels launched from the device (CDP, device graphs)
+  // since it began: none where only the host's launches run.
+  int foreign_kernels = 0;
+  // The operations' span, the first one's start to the last one's end: one kernel's own duration
+  // for a one-launch sample, close to Nsight Compute's gpu__time_duration (docs/timers.md).
+  double seconds = 0;
+};
+
 // One sample as the session's timer measured it.
 struct SampleRecord {
   static SampleRecord Of(double seconds) {
@@ -238,6 +262,9 @@ struct SampleRecord {
   // The SM clock while the blocking kernel held the stream just before the timed launches;
   // nullopt where there was none (CPU, no blocking kernel, kTimeCounter).
   std::optional<double> clock_hz;
+  // While Session::AuditWindows records: what ran in the sample's window; nullopt when no
+  // complete record came back for it (or nothing records).
+  std::optional<WindowActivity> window;
 };
 
 // What a backend does and honours, so that the engine asks about behaviour, never which backend
@@ -282,6 +309,15 @@ class Session {
       return absl::OkStatus();
     }
     return absl::FailedPreconditionError("this backend records no kernel durations");
+  }
+
+  // From now until the next SetTimer call, every timed sample's SampleRecord::window says what ran
+  // in its window, whatever the timer: the integrity checks of user kernels count the launches
+  // there and compare the timer with the kernels' own durations. Returns where the figures come
+  // from; FAILED_PRECONDITION with the reason where nothing can record them (no CUPTI, another
+  // tool holding it, profile launches, a backend without device activity).
+  virtual absl::StatusOr<WindowSource> AuditWindows() {
+    return absl::FailedPreconditionError("this backend records no device activity");
   }
 
   // Cold sample: flushes the caches, then times exactly one launch.

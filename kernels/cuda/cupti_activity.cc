@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <deque>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -27,8 +28,13 @@ constexpr size_t kBufferBytes = size_t{4} << 20;
 // Operations whose region is not known yet (the L2 flush, the blocking kernel, warm-up launches
 // never get one) are dropped wholesale past this many: a bound on memory, not a cache.
 constexpr size_t kMaxUnmatchedCalls = size_t{1} << 16;
+// Kernel records kept for finding foreign kernels (ActivityRecorder::Span::foreign_kernels):
+// each TakeSpan forgets its context's past ones, so this bounds only a context nobody takes
+// spans of (a hot batch of 256 launches keeps 256).
+constexpr size_t kMaxKernelRecords = size_t{1} << 14;
 // The GPU operations counted: enabled for the recording run's context only, so that other
-// devices' runs are not traced (where CUPTI refuses that, for every context).
+// devices' runs are not traced (where CUPTI refuses that, for every context). CDP_KERNEL records
+// (kernels launched from the device) come with CONCURRENT_KERNEL; they cannot be enabled apart.
 constexpr CUpti_ActivityKind kContextKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
     CUPTI_ACTIVITY_KIND_MEMSET};
@@ -51,6 +57,7 @@ struct Api {
   GPUBENCH_CUPTI_FN(cuptiActivityGetNextRecord);
   GPUBENCH_CUPTI_FN(cuptiActivityPushExternalCorrelationId);
   GPUBENCH_CUPTI_FN(cuptiActivityPopExternalCorrelationId);
+  GPUBENCH_CUPTI_FN(cuptiGetContextId);
 #undef GPUBENCH_CUPTI_FN
   std::string load_error;
 };
@@ -72,6 +79,7 @@ const Api& LoadApi() {
     GPUBENCH_LOAD(cuptiActivityGetNextRecord);
     GPUBENCH_LOAD(cuptiActivityPushExternalCorrelationId);
     GPUBENCH_LOAD(cuptiActivityPopExternalCorrelationId);
+    GPUBENCH_LOAD(cuptiGetContextId);
 #undef GPUBENCH_LOAD
     return a;
   }();
@@ -90,12 +98,23 @@ struct Operation {
   uint64_t start = 0;
   uint64_t end = 0;
   bool complete = false;
+  bool kernel = false;
+};
+
+// A kernel as the foreign-kernel count needs it.
+struct KernelRecord {
+  uint32_t context_id = 0;
+  uint32_t correlation = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  bool device_launched = false;  // CDP, or part of a device-launched graph
 };
 
 struct RegionSpan {
   uint64_t start = std::numeric_limits<uint64_t>::max();
   uint64_t end = 0;
   int operations = 0;
+  int kernels = 0;
   bool incomplete = false;
   std::vector<uint32_t> calls;  // correlation ids of the region's API calls
   void Add(const Operation& op) {
@@ -106,6 +125,7 @@ struct RegionSpan {
     start = std::min(start, op.start);
     end = std::max(end, op.end);
     ++operations;
+    if (op.kernel) ++kernels;
   }
 };
 
@@ -122,6 +142,7 @@ struct Store {
   std::unordered_map<uint32_t, uint64_t> region_of_call;           // correlation id -> region
   std::unordered_map<uint32_t, std::vector<Operation>> unmatched;  // correlation id -> operations
   std::unordered_map<uint64_t, RegionSpan> regions;
+  std::deque<KernelRecord> kernels;  // recent kernels of every traced context, in arrival order
   std::atomic<uint64_t> next_region{1};
 
   // With `mu` held.
@@ -133,6 +154,10 @@ struct Store {
       for (const Operation& op : it->second) span.Add(op);
       unmatched.erase(it);
     }
+  }
+  void AddKernel(const KernelRecord& k) {
+    if (kernels.size() >= kMaxKernelRecords) kernels.pop_front();
+    kernels.push_back(k);
   }
   void AddOperation(uint32_t correlation, const Operation& op) {
     if (auto it = region_of_call.find(correlation); it != region_of_call.end()) {
@@ -158,6 +183,16 @@ Operation OperationOf(const CUpti_Activity* r, uint32_t* correlation) {
           .complete = rec->start != 0 && rec->end != 0 && rec->end >= rec->start};
 }
 
+template <typename Record>
+KernelRecord KernelRecordOf(const CUpti_Activity* r, bool device_launched) {
+  const auto* rec = reinterpret_cast<const Record*>(r);
+  return {.context_id = rec->contextId,
+          .correlation = rec->correlationId,
+          .start = rec->start,
+          .end = rec->end,
+          .device_launched = device_launched};
+}
+
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = *buffer == nullptr ? 0 : kBufferBytes;
@@ -176,8 +211,20 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
       std::optional<Operation> op;
       switch (r->kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
-        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-          op = OperationOf<CUpti_ActivityKernel10>(r, &correlation);
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+          // A kernel of a device-launched graph is no operation of the host call it may carry
+          // the correlation id of: counted as foreign only.
+          const bool device_launched =
+              reinterpret_cast<const CUpti_ActivityKernel10*>(r)->isDeviceLaunched != 0;
+          store.AddKernel(KernelRecordOf<CUpti_ActivityKernel10>(r, device_launched));
+          if (!device_launched) {
+            op = OperationOf<CUpti_ActivityKernel10>(r, &correlation);
+            op->kernel = true;
+          }
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_CDP_KERNEL:
+          store.AddKernel(KernelRecordOf<CUpti_ActivityCdpKernel>(r, /*device_launched=*/true));
           break;
         case CUPTI_ACTIVITY_KIND_MEMCPY:
           op = OperationOf<CUpti_ActivityMemcpy6>(r, &correlation);
@@ -245,6 +292,10 @@ absl::StatusOr<std::unique_ptr<ActivityRecorder>> ActivityRecorder::Start() {
   if (context == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat("CUPTI activity: ", error));
   }
+  uint32_t context_id = 0;
+  if (CUptiResult r = api.cuptiGetContextId(context, &context_id); r != CUPTI_SUCCESS) {
+    return absl::FailedPreconditionError(Describe(api, "cuptiGetContextId", r));
+  }
   Store& store = TheStore();
   std::lock_guard<std::mutex> lock(store.users_mu);
   if (!store.registered) {
@@ -273,7 +324,8 @@ absl::StatusOr<std::unique_ptr<ActivityRecorder>> ActivityRecorder::Start() {
   }
   ++store.context_users[context];
   ++store.users;
-  return std::unique_ptr<ActivityRecorder>(new ActivityRecorder(std::move(gate), context));
+  return std::unique_ptr<ActivityRecorder>(
+      new ActivityRecorder(std::move(gate), context, context_id));
 }
 
 ActivityRecorder::~ActivityRecorder() {
@@ -298,6 +350,7 @@ ActivityRecorder::~ActivityRecorder() {
   store.region_of_call.clear();
   store.unmatched.clear();
   store.regions.clear();
+  store.kernels.clear();
 }
 
 uint64_t ActivityRecorder::BeginRegion() {
@@ -319,8 +372,22 @@ std::optional<ActivityRecorder::Span> ActivityRecorder::TakeSpan(uint64_t region
     if (it == store.regions.end() || it->second.operations == 0 || it->second.incomplete) {
       return std::nullopt;
     }
-    return Span{.nanoseconds = it->second.end - it->second.start,
-                .operations = it->second.operations};
+    const RegionSpan& own = it->second;
+    Span span{
+        .nanoseconds = own.end - own.start, .operations = own.operations, .kernels = own.kernels};
+    for (const KernelRecord& k : store.kernels) {
+      if (k.context_id != context_id_) continue;
+      if (k.device_launched) {
+        if (k.start >= own.start) ++span.foreign_kernels;
+        continue;
+      }
+      // Strictly inside: the blocking kernel before the region's launches ends where they start.
+      if (k.start > own.start && k.start < own.end) {
+        auto call = store.region_of_call.find(k.correlation);
+        if (call == store.region_of_call.end() || call->second != region) ++span.foreign_kernels;
+      }
+    }
+    return span;
   };
   // A default flush hands over the buffers whose records are all complete; where the region's
   // operations are not among them yet, a forced flush hands over the rest.
@@ -332,6 +399,11 @@ std::optional<ActivityRecorder::Span> ActivityRecorder::TakeSpan(uint64_t region
   }
   std::lock_guard<std::mutex> lock(store.mu);
   if (auto it = store.regions.find(region); it != store.regions.end()) {
+    // This context's kernels that ended by the region's end can concern no later region.
+    const uint64_t end = it->second.end;
+    std::erase_if(store.kernels, [&](const KernelRecord& k) {
+      return k.context_id == context_id_ && k.end != 0 && k.end <= end;
+    });
     for (uint32_t call : it->second.calls) store.region_of_call.erase(call);
     store.regions.erase(it);
   }

@@ -8,6 +8,18 @@
 // runtime/driver API call made in between, naming the call's correlation id, which the kernel /
 // memcpy / memset records of that call carry too. Operations issued outside the region (the L2
 // flush, the blocking kernel, warm-up) are not counted.
+//
+// Kernels the region did not issue are counted apart (Span::foreign_kernels), for the launch
+// count of user kernels (docs/user-kernels.md): a kernel of the recorder's context that started
+// strictly inside the region's span without being one of its calls' (another stream's, another
+// thread's), and every kernel launched from the device (a CDP_KERNEL record, or a kernel record
+// marked isDeviceLaunched: a device-launched graph) that started after the span's start, since
+// the host never launches those and a tail-launched child may start after its parent ended.
+// Not caught: another stream's kernel that started before the span and still runs in it, or
+// that starts after the span ended, or whose record comes back after TakeSpan; device-side
+// launches CUPTI emits no record for (CDP records come with CONCURRENT_KERNEL where the device
+// and driver support them; the worker refuses the device runtime before any launch); and records
+// a kernel overwrote (CUPTI's buffers are memory of the context the kernel runs in).
 #ifndef GPUBENCH_KERNELS_CUDA_CUPTI_ACTIVITY_H_
 #define GPUBENCH_KERNELS_CUDA_CUPTI_ACTIVITY_H_
 
@@ -39,19 +51,23 @@ class ActivityRecorder {
 
   // After the region's work has completed on the device (the caller synchronized): flushes
   // CUPTI's buffers and returns the nanoseconds from the earliest start to the latest end among
-  // the region's GPU operations (gaps between them included), and how many there were; nullopt
-  // when no complete record came back. Forgets the region.
+  // the region's GPU operations (gaps between them included), how many there were, how many of
+  // them were kernels, and the foreign kernels (above) of the recorder's context; nullopt when
+  // no complete record came back. Forgets the region.
   struct Span {
     uint64_t nanoseconds = 0;
     int operations = 0;
+    int kernels = 0;
+    int foreign_kernels = 0;
   };
   std::optional<Span> TakeSpan(uint64_t region);
 
  private:
-  ActivityRecorder(std::shared_lock<std::shared_mutex> gate, void* context)
-      : gate_(std::move(gate)), context_(context) {}
+  ActivityRecorder(std::shared_lock<std::shared_mutex> gate, void* context, uint32_t context_id)
+      : gate_(std::move(gate)), context_(context), context_id_(context_id) {}
   std::shared_lock<std::shared_mutex> gate_;
-  void* context_;  // the CUcontext whose operations it records
+  void* context_;        // the CUcontext whose operations it records
+  uint32_t context_id_;  // CUPTI's id of it, as kernel records name it
 };
 
 }  // namespace gpubench::cuda

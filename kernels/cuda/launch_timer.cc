@@ -55,6 +55,7 @@ absl::Status LaunchTimer::SetStrategy(TimerStrategy strategy) {
   recorder_.reset();
   time_profiler_.reset();
   strategy_ = TimerStrategy::kBackendClock;
+  audit_ = false;
   CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // CUPTI works on the current context
   if (strategy == TimerStrategy::kTimeCounter) {
     ASSIGN_OR_RETURN(time_profiler_, KernelTimeProfiler::Start(device_));
@@ -63,6 +64,26 @@ absl::Status LaunchTimer::SetStrategy(TimerStrategy strategy) {
   }
   strategy_ = strategy;
   return absl::OkStatus();
+}
+
+absl::StatusOr<WindowSource> LaunchTimer::AuditWindows() {
+  switch (strategy_) {
+    case TimerStrategy::kTimeCounter:
+      audit_ = true;
+      return WindowSource::kRangeProfiler;
+    case TimerStrategy::kUnblocked:
+      return absl::FailedPreconditionError(
+          "profile launches leave CUPTI to a profiler that may be attached (ncu, nsys)");
+    case TimerStrategy::kBackendClock: {
+      CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // CUPTI works on the current context
+      ASSIGN_OR_RETURN(recorder_, ActivityRecorder::Start());
+      break;
+    }
+    case TimerStrategy::kActivityRecords:
+      break;
+  }
+  audit_ = true;
+  return WindowSource::kActivityRecords;
 }
 
 absl::StatusOr<SampleRecord> LaunchTimer::Time(cudaStream_t stream, int count, bool blocking,
@@ -77,10 +98,17 @@ absl::StatusOr<SampleRecord> LaunchTimer::Time(cudaStream_t stream, int count, b
       break;
   }
   absl::StatusOr<SampleRecord> record = TimeEvents(stream, count, blocking, launch);
-  if (strategy_ != TimerStrategy::kActivityRecords) return record;
+  if (recorder_ == nullptr) return record;
   // Taken even from a failed sample, so that no region's records are left behind.
   std::optional<ActivityRecorder::Span> span = recorder_->TakeSpan(region_);
   if (!record.ok()) return record.status();
+  if (audit_ && span.has_value()) {
+    record->window = WindowActivity{.operations = span->operations,
+                                    .kernels = span->kernels,
+                                    .foreign_kernels = span->foreign_kernels,
+                                    .seconds = static_cast<double>(span->nanoseconds) * 1e-9};
+  }
+  if (strategy_ != TimerStrategy::kActivityRecords) return record;
   if (!span.has_value()) {
     return absl::UnavailableError("CUPTI returned no complete activity record");
   }
@@ -168,6 +196,12 @@ absl::StatusOr<SampleRecord> LaunchTimer::TimeCounter(cudaStream_t stream, int c
   SampleRecord record;
   record.seconds = durations->seconds;
   ASSIGN_OR_RETURN(record.event_seconds, ElapsedSeconds());
+  if (audit_) {
+    // The profiler's ranges are kernels only: it sees no copy or memset, nor who launched what.
+    record.window = WindowActivity{.operations = durations->kernels,
+                                   .kernels = durations->kernels,
+                                   .seconds = durations->seconds};
+  }
   return record;
 }
 

@@ -26,10 +26,17 @@ class LaunchTimer {
   LaunchTimer(const LaunchTimer&) = delete;
   LaunchTimer& operator=(const LaunchTimer&) = delete;
 
-  // Chooses how the samples that follow are timed; starts or stops CUPTI as needed.
+  // Chooses how the samples that follow are timed; starts or stops CUPTI as needed. Ends the
+  // window audit (AuditWindows).
   // FAILED_PRECONDITION saying why where CUPTI cannot start (another tool holds it).
   absl::Status SetStrategy(TimerStrategy strategy);
   TimerStrategy strategy() const { return strategy_; }
+
+  // Session::AuditWindows: from now until the next SetStrategy, every sample's record carries
+  // its window's activity (SampleRecord::window). Events and CUPTI timers: CUPTI activity
+  // records (started here for events); gpu_time: the range profiler's kernel count, since it
+  // holds CUPTI; profile launches (kUnblocked): refused, CUPTI is left to the profiler attached.
+  absl::StatusOr<WindowSource> AuditWindows();
 
   // Times `count` calls of `launch` (each enqueues one launch on `stream`) as one sample, after
   // whatever the stream already holds (a cold sample's flush). `blocking`: the family lets the
@@ -60,7 +67,8 @@ class LaunchTimer {
   BlockingState* device_state_ = nullptr;              // device view of the same memory
   std::unique_ptr<ActivityRecorder> recorder_;         // kActivityRecords
   std::unique_ptr<KernelTimeProfiler> time_profiler_;  // kTimeCounter
-  uint64_t region_ = 0;  // of the last sample's timed launches (kActivityRecords)
+  uint64_t region_ = 0;  // of the last sample's timed launches (recorder_ set)
+  bool audit_ = false;   // AuditWindows: fill SampleRecord::window
 };
 
 }  // namespace gpubench::cuda

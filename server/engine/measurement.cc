@@ -37,13 +37,17 @@ class ScopedRange {
 };
 
 // Sets the session's timer for a phase of the run and returns it to the backend's clock on every
-// return path (no CUPTI recording outlives the phase).
+// return path (no CUPTI recording outlives the phase, a window audit's included).
 class TimerScope {
  public:
   TimerScope(Session& session, TimerStrategy strategy) : session_(session), strategy_(strategy) {}
   absl::Status Start() { return session_.SetTimer(strategy_); }
+  absl::StatusOr<WindowSource> AuditWindows() {
+    audited_ = true;
+    return session_.AuditWindows();
+  }
   ~TimerScope() {
-    if (strategy_ != TimerStrategy::kBackendClock) {
+    if (strategy_ != TimerStrategy::kBackendClock || audited_) {
       session_.SetTimer(TimerStrategy::kBackendClock).IgnoreError();
     }
   }
@@ -51,6 +55,7 @@ class TimerScope {
  private:
   Session& session_;
   const TimerStrategy strategy_;
+  bool audited_ = false;
 };
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -69,6 +74,13 @@ absl::Status RunProfileLaunches(Session& session, const RunSpec& spec, int runs,
   if (result->timer == SampleTimer::kCuptiActivity ||
       result->timer == SampleTimer::kGpuTimeDuration) {
     result->timer = SampleTimer::kCudaEvent;
+  }
+  if (spec.verify_timed_samples) {
+    // For the same reason no window is recorded (a fallback drops what sampling had).
+    result->window_audit =
+        WindowAudit{.unavailable_reason =
+                        "profile launches (each alone on an idle stream) leave CUPTI to a "
+                        "profiler that may be attached (ncu, nsys)"};
   }
   TimerScope timer(session, TimerStrategy::kUnblocked);
   RETURN_IF_ERROR(timer.Start());
@@ -184,6 +196,21 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
             : "recorded: ",
         started.message(), " (timer auto or events times with CUDA events)"));
   }
+  // Windows recorded for the integrity checks (user kernels): what each held, and beside the
+  // kept samples the kernels' own durations, per launch.
+  WindowAudit* audit = nullptr;
+  std::vector<double> audit_kernel_seconds;
+  std::vector<double> audit_timer_seconds;
+  if (spec.verify_timed_samples) {
+    audit = &result->window_audit.emplace();
+    audit->launches_per_window = batch;
+    if (absl::StatusOr<WindowSource> source = timer.AuditWindows(); source.ok()) {
+      audit->source = *source;
+    } else {
+      audit->unavailable_reason = std::string(source.status().message());
+      audit = nullptr;
+    }
+  }
   std::vector<double> event_samples;  // per-launch, while durations are the samples
   SamplingStopper stopper = MakeStopper(m);
   const auto wall_start = std::chrono::steady_clock::now();
@@ -205,6 +232,7 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
     const double event_seconds = sample->event_seconds.value_or(sample->seconds) / batch;
     const double seconds = device_seconds / batch;
     timed_seconds += device_seconds;
+    if (audit != nullptr) TallyWindow(stopper.taken() + 1, sample->window, audit);
     bool throttled = false;
     if (const std::optional<double> clock = sample->clock_hz; clock.has_value()) {
       result->min_clock_hz = std::min(result->min_clock_hz.value_or(*clock), *clock);
@@ -226,6 +254,10 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
       if (durations && result->timer == SampleTimer::kCuptiActivity) {
         event_samples.push_back(event_seconds);
       }
+      if (audit != nullptr && sample->window.has_value()) {
+        audit_kernel_seconds.push_back(sample->window->seconds / batch);
+        audit_timer_seconds.push_back(seconds);
+      }
       stopper.AddKept(seconds, device_seconds);
     }
     RETURN_IF_ERROR(PaceToDuty(m, timed_seconds, wall_start, cancelled));
@@ -241,6 +273,11 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
           "same samples; the activity records may include work outside the timed launches",
           duration_median * 1e6, *result->event_median_seconds * 1e6));
     }
+  }
+  if (audit != nullptr && !audit_kernel_seconds.empty()) {
+    audit->compared_samples = static_cast<int64_t>(audit_kernel_seconds.size());
+    audit->kernel_median_seconds = ComputeStatistics(audit_kernel_seconds).median_seconds;
+    audit->timer_median_seconds = ComputeStatistics(audit_timer_seconds).median_seconds;
   }
   result->stop_rule = rule;
   result->stop_reason = stopper.reason();

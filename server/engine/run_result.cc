@@ -7,6 +7,29 @@
 
 namespace gpubench {
 
+void TallyWindow(int64_t sample, const std::optional<WindowActivity>& window, WindowAudit* audit) {
+  if (!window.has_value()) {
+    ++audit->unrecorded_windows;
+    return;
+  }
+  for (WindowTally& t : audit->tallies) {
+    if (t.operations == window->operations && t.kernels == window->kernels &&
+        t.foreign_kernels == window->foreign_kernels) {
+      ++t.windows;
+      return;
+    }
+  }
+  if (audit->tallies.size() < static_cast<size_t>(kMaxWindowTallies)) {
+    audit->tallies.push_back({.operations = window->operations,
+                              .kernels = window->kernels,
+                              .foreign_kernels = window->foreign_kernels,
+                              .windows = 1,
+                              .first_sample = sample});
+    return;
+  }
+  if (audit->other_windows++ == 0) audit->other_first_sample = sample;
+}
+
 double MetricValueOf(const RunResult& r) {
   switch (r.metric) {
     case Metric::kOperationsPerSecond:

@@ -39,6 +39,42 @@ struct RunPhases {
   double release_seconds = 0;       // freeing the run's buffers
 };
 
+// Recorded timed windows with the same figures (WindowAudit::tallies).
+struct WindowTally {
+  int operations = 0;
+  int kernels = 0;
+  int foreign_kernels = 0;
+  int64_t windows = 0;       // recorded windows with these figures
+  int64_t first_sample = 0;  // the first of them, 1-based over every timed sample taken
+};
+// An honest run has one row; a kernel that varies what it launches has more, and the first
+// mismatch is all a verdict needs: a bound on the result's size whatever the run's length.
+inline constexpr int kMaxWindowTallies = 16;
+
+// What the timed samples' windows held (Session::AuditWindows), for runs that ask for it
+// (RunSpec::verify_timed_samples: user kernels, and the built-ins measured beside them); the
+// launch-count check and the timer cross-check of a user kernel judge it
+// (server/engine/user_kernel_checks.h).
+struct WindowAudit {
+  std::string unavailable_reason = {};  // non-empty: nothing was recorded, and why
+  WindowSource source = WindowSource::kActivityRecords;
+  int launches_per_window = 1;  // the hot batch; 1 when cold
+  // Recorded windows grouped by their figures, in order of first appearance; windows with
+  // figures beyond kMaxWindowTallies distinct ones are counted in other_windows.
+  std::vector<WindowTally> tallies = {};
+  int64_t other_windows = 0;
+  int64_t other_first_sample = 0;
+  int64_t unrecorded_windows = 0;  // timed samples no complete record came back for
+  // Over the kept samples that have a record: the windows' spans per launch (the kernels' own
+  // durations) and the run's timer on the same samples, as medians.
+  int64_t compared_samples = 0;
+  std::optional<double> kernel_median_seconds = {};
+  std::optional<double> timer_median_seconds = {};
+};
+
+// Adds timed sample `sample` (1-based) and what its window held (nullopt: no record) to `audit`.
+void TallyWindow(int64_t sample, const std::optional<WindowActivity>& window, WindowAudit* audit);
+
 struct RunResult {
   std::string run_id;
   RunSpec spec;
@@ -119,6 +155,8 @@ struct RunResult {
   std::string clock_events_unavailable_reason;
   // What the timed-sample check did, where the spec asked for it (user kernels).
   std::optional<TimedSampleCheck> timed_sample_check;
+  // What the timed windows held, where the spec asked for it (user kernels).
+  std::optional<WindowAudit> window_audit;
   // Runs of a user kernel: its hash, compile facts and the integrity checks applied.
   std::optional<UserKernelReport> user_kernel;
 };

@@ -74,6 +74,35 @@ struct UserKernelComparison {
   std::string note = {};
 };
 
+// The figures behind the integrity checks that measure something (proto UserKernelIntegrity);
+// UserKernelReport::integrity_checks names every check applied, in words. Filled by
+// server/engine/user_kernel_checks.h.
+struct UserKernelIntegrity {
+  // launch_count: the GPU operations in each timed sample's window.
+  bool launch_count_applied = false;
+  std::string launch_count_source = {};       // WindowSourceName; empty when not applied
+  std::string launch_count_unavailable = {};  // why not applied
+  int64_t windows_checked = 0;                // windows with a complete record
+  int64_t windows_unrecorded = 0;             // windows without one (not judged)
+  int expected_operations = 0;                // per window
+  int64_t foreign_kernels = 0;                // over every checked window
+  // timer_cross_check: the run's timer against the kernels' own durations, medians over the
+  // same kept samples.
+  bool timer_cross_check_applied = false;  // false: not applied, or the timer is the durations
+  std::string timer_cross_check = {};      // what was compared, in words
+  double timer_median_seconds = 0;
+  double kernel_median_seconds = 0;
+  double timer_ratio = 0;      // timer / kernel
+  double timer_tolerance = 0;  // refused below kernel x (1 - this) - the absolute one
+  double timer_tolerance_seconds = 0;
+  // physical_floor: the largest of the three floors, and which it was.
+  double floor_seconds = 0;
+  std::string floor_bound = {};  // "dram", "l2", "flop"; empty: no floor known
+  double dram_floor_seconds = 0;
+  double l2_floor_seconds = 0;
+  double flop_floor_seconds = 0;
+};
+
 // What a user kernel's result adds (RunResult::user_kernel; proto UserKernelReport).
 struct UserKernelReport {
   std::string kind = {};
@@ -86,6 +115,7 @@ struct UserKernelReport {
   bool signature_checked = false;
   std::string signature_note = {};
   std::vector<std::string> integrity_checks = {};
+  UserKernelIntegrity integrity = {};
   std::string compile_log = {};
   uint64_t seed = 0;
   std::vector<UserKernelComparison> comparisons = {};  // filled by the server, after the worker

@@ -351,6 +351,27 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     o->set_signature_checked(u.signature_checked);
     o->set_signature_note(u.signature_note);
     for (const std::string& c : u.integrity_checks) o->add_integrity_checks(c);
+    const UserKernelIntegrity& g = u.integrity;
+    v1::UserKernelIntegrity* i = o->mutable_integrity();
+    i->set_launch_count_applied(g.launch_count_applied);
+    i->set_launch_count_source(g.launch_count_source);
+    i->set_launch_count_unavailable(g.launch_count_unavailable);
+    i->set_windows_checked(g.windows_checked);
+    i->set_windows_unrecorded(g.windows_unrecorded);
+    i->set_expected_operations(g.expected_operations);
+    i->set_foreign_kernels(g.foreign_kernels);
+    i->set_timer_cross_check_applied(g.timer_cross_check_applied);
+    i->set_timer_cross_check(g.timer_cross_check);
+    i->set_timer_median_seconds(g.timer_median_seconds);
+    i->set_kernel_median_seconds(g.kernel_median_seconds);
+    i->set_timer_ratio(g.timer_ratio);
+    i->set_timer_tolerance(g.timer_tolerance);
+    i->set_timer_tolerance_seconds(g.timer_tolerance_seconds);
+    i->set_floor_seconds(g.floor_seconds);
+    i->set_floor_bound(g.floor_bound);
+    i->set_dram_floor_seconds(g.dram_floor_seconds);
+    i->set_l2_floor_seconds(g.l2_floor_seconds);
+    i->set_flop_floor_seconds(g.flop_floor_seconds);
     o->set_compile_log(u.compile_log);
     o->set_seed(u.seed);
     for (const UserKernelComparison& c : u.comparisons) {

@@ -104,15 +104,23 @@ absl::StatusOr<RunResult> MeasureUserKernelRun(Backend& backend, UserCompiler* c
     }
     result.notes.push_back(absl::StrCat("timed_launch_verified: ", timed.failure));
   }
-  std::string floor;
-  absl::Status plausible = CheckPhysicalFloor(result, &floor);
-  if (verified) {
-    RETURN_IF_ERROR(plausible);
-    report.integrity_checks.push_back(floor);
-  } else if (!plausible.ok()) {
-    // Verification already failed the run; the floor says how far from real it was.
-    result.notes.push_back(std::string(plausible.message()));
-  }
+  // Each check below refuses a verified run; a run whose verification failed is already an error,
+  // and the check's figures only say how far from real it was, as a note.
+  std::string what;
+  auto apply = [&](const absl::Status& status) -> absl::Status {
+    if (status.ok()) {
+      report.integrity_checks.push_back(what);
+      return absl::OkStatus();
+    }
+    if (verified) return status;
+    result.notes.push_back(std::string(status.message()));
+    return absl::OkStatus();
+  };
+  // A user kernel's launch is one cudaLaunchKernel of one kernel (user_kernel_runtime.cc).
+  RETURN_IF_ERROR(
+      apply(CheckLaunchCount(result, /*kernels_per_launch=*/1, &what, &report.integrity)));
+  RETURN_IF_ERROR(apply(CheckTimerCrossCheck(result, &what, &report.integrity)));
+  RETURN_IF_ERROR(apply(CheckPhysicalFloor(result, &what, &report.integrity)));
   result.spec = spec;  // the spec as sent (its variant is the rebuilt one on decode)
   result.user_kernel = std::move(report);
   return result;

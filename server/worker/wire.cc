@@ -119,7 +119,7 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2344, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2728, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
@@ -141,9 +141,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSpec, kernel, elements, shape, device_inde
                                    user_kernel)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelComparison, role, kernel, median_seconds, metric,
                                    value, speedup, candidates, note)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelIntegrity, launch_count_applied, launch_count_source,
+                                   launch_count_unavailable, windows_checked, windows_unrecorded,
+                                   expected_operations, foreign_kernels, timer_cross_check_applied,
+                                   timer_cross_check, timer_median_seconds, kernel_median_seconds,
+                                   timer_ratio, timer_tolerance, timer_tolerance_seconds,
+                                   floor_seconds, floor_bound, dram_floor_seconds, l2_floor_seconds,
+                                   flop_floor_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelReport, kind, entry, lowered_name, code_sha256,
                                    architecture, compile_cache_hit, compile_seconds,
-                                   signature_checked, signature_note, integrity_checks,
+                                   signature_checked, signature_note, integrity_checks, integrity,
                                    compile_log, seed, comparisons)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     DeviceInfo, index, backend, name, uuid, pci_bus_id, compute_capability_major,
@@ -178,6 +185,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OccupancyReport, warps_per_block, max_warps_p
                                    active_warps_per_multiprocessor, theoretical_occupancy, limiter)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimedSampleCheck, samples, verified, last_verified,
                                    mismatches, failure)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WindowTally, operations, kernels, foreign_kernels, windows,
+                                   first_sample)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WindowAudit, unavailable_reason, source, launches_per_window,
+                                   tallies, other_windows, other_first_sample, unrecorded_windows,
+                                   compared_samples, kernel_median_seconds, timer_median_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AchievedCounters, achieved_occupancy, dram_throughput_percent,
                                    unavailable_reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunPhases, host_inputs_seconds, open_seconds, sampling_seconds,
@@ -192,7 +204,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     operations_per_second, seconds_per_operation, percent_of_peak, peak, launch_report,
     percent_of_copy_ceiling, copy_ceiling_bytes_per_second, verification, output_hash, resources,
     occupancy, counters, waves, explanation, device, clock_event_reasons,
-    clock_events_unavailable_reason, timed_sample_check, user_kernel)
+    clock_events_unavailable_reason, timed_sample_check, window_audit, user_kernel)
 
 namespace {
 

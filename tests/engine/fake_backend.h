@@ -38,6 +38,9 @@ struct FakeScript {
   // Kernel durations (TimerStrategy kActivityRecords, kTimeCounter): unset, the fake cannot
   // record them; set, the duration of sample i per launch (nullopt: no record came back for it).
   std::function<std::optional<double>(int sample)> kernel_seconds{};
+  // Session::AuditWindows: unset, the fake records no window; set, what sample i's window held
+  // (nullopt: no complete record came back for it).
+  std::function<std::optional<WindowActivity>(int sample)> windows{};
   std::atomic<int>* kernel_duration_starts = nullptr;  // counts SetTimer calls choosing them
   std::optional<TimerStrategy>* kernel_duration_source = nullptr;  // the last one chosen
   std::vector<int64_t>* opened_placement_pads = nullptr;  // HostData's pad, at every Open
@@ -67,7 +70,17 @@ class FakeSession final : public Session {
       if (script_.kernel_duration_source != nullptr) *script_.kernel_duration_source = strategy;
     }
     timer_ = strategy;
+    audit_ = false;
     return absl::OkStatus();
+  }
+  absl::StatusOr<WindowSource> AuditWindows() override {
+    if (!script_.windows) return Session::AuditWindows();
+    if (timer_ == TimerStrategy::kUnblocked) {
+      return absl::FailedPreconditionError("profile launches (fake)");
+    }
+    audit_ = true;
+    return timer_ == TimerStrategy::kTimeCounter ? WindowSource::kRangeProfiler
+                                                 : WindowSource::kActivityRecords;
   }
   absl::StatusOr<SampleRecord> ColdSample() override {
     if (script_.sample_error) return *script_.sample_error;
@@ -147,6 +160,7 @@ class FakeSession final : public Session {
   absl::StatusOr<SampleRecord> Record(double seconds, int batch) {
     SampleRecord record = SampleRecord::Of(seconds);
     record.clock_hz = script_.clock_hz(sample_ - 1);
+    if (audit_) record.window = script_.windows(sample_ - 1);
     if (timer_ == TimerStrategy::kActivityRecords || timer_ == TimerStrategy::kTimeCounter) {
       std::optional<double> d = script_.kernel_seconds(sample_ - 1);
       if (!d.has_value()) {
@@ -172,6 +186,7 @@ class FakeSession final : public Session {
   const HostData& data_;
   int sample_ = 0;
   TimerStrategy timer_ = TimerStrategy::kBackendClock;
+  bool audit_ = false;
 };
 
 class FakeBackend final : public Backend {

@@ -264,11 +264,26 @@ TEST(UserKernelWire, TheSpecCrossesAsItsRequestAndIsRebuilt) {
   result.user_kernel.emplace();
   result.user_kernel->entry = "my_add";
   result.user_kernel->integrity_checks = {"fresh_seed"};
+  result.user_kernel->integrity = {.launch_count_applied = true,
+                                   .launch_count_source = "cupti_activity",
+                                   .windows_checked = 40,
+                                   .expected_operations = 1,
+                                   .timer_ratio = 1.06,
+                                   .floor_bound = "l2",
+                                   .l2_floor_seconds = 1.9e-7};
   absl::StatusOr<RunResult> r = DecodeRunResult(EncodeRunResult(result));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->spec.kernel, &r->spec.user_kernel->variant);
   ASSERT_TRUE(r->user_kernel.has_value());
   EXPECT_EQ(r->user_kernel->integrity_checks, std::vector<std::string>{"fresh_seed"});
+  const UserKernelIntegrity& g = r->user_kernel->integrity;
+  EXPECT_TRUE(g.launch_count_applied);
+  EXPECT_EQ(g.launch_count_source, "cupti_activity");
+  EXPECT_EQ(g.windows_checked, 40);
+  EXPECT_EQ(g.expected_operations, 1);
+  EXPECT_EQ(g.timer_ratio, 1.06);
+  EXPECT_EQ(g.floor_bound, "l2");
+  EXPECT_EQ(g.l2_floor_seconds, 1.9e-7);
 }
 
 TEST(UserKernelChecks, PhysicalFloor) {

@@ -94,6 +94,12 @@ TEST(WorkerWire, RunResultRoundTripsWithOptionalsNaNAndTimes) {
   r.device.pcie_link_rate_source = "max";
   r.stop_rule = StopRule::kNoiseConverged;
   r.clock_event_reasons = {"sw_power_cap"};
+  WindowAudit& audit = r.window_audit.emplace();
+  audit.source = WindowSource::kRangeProfiler;
+  TallyWindow(1, WindowActivity{.operations = 1, .kernels = 1}, &audit);
+  TallyWindow(2, WindowActivity{.operations = 2, .kernels = 1, .foreign_kernels = 3}, &audit);
+  TallyWindow(3, std::nullopt, &audit);
+  audit.kernel_median_seconds = 9e-6;
   absl::StatusOr<RunResult> back = DecodeRunResult(EncodeRunResult(r));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->run_id, "abc");
@@ -122,6 +128,14 @@ TEST(WorkerWire, RunResultRoundTripsWithOptionalsNaNAndTimes) {
   EXPECT_EQ(back->device.pcie_link_rate_source, "max");
   EXPECT_EQ(back->stop_rule, StopRule::kNoiseConverged);
   EXPECT_EQ(back->clock_event_reasons, r.clock_event_reasons);
+  ASSERT_TRUE(back->window_audit.has_value());
+  EXPECT_EQ(back->window_audit->source, WindowSource::kRangeProfiler);
+  ASSERT_EQ(back->window_audit->tallies.size(), 2u);
+  EXPECT_EQ(back->window_audit->tallies[1].foreign_kernels, 3);
+  EXPECT_EQ(back->window_audit->tallies[1].first_sample, 2);
+  EXPECT_EQ(back->window_audit->unrecorded_windows, 1);
+  EXPECT_EQ(back->window_audit->kernel_median_seconds, 9e-6);
+  EXPECT_FALSE(back->window_audit->timer_median_seconds.has_value());
 }
 
 TEST(WorkerWire, StatusesKeepCodeMessageAndMarkers) {

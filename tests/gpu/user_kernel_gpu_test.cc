@@ -2,13 +2,25 @@
 // (MeasureUserKernelRun): the built-in add_f32's source resubmitted verifies with the same
 // registers; a kernel that writes nothing, or corrupts the last element, fails verification; the
 // cheats (UserKernelGpuCheat) are each caught by the integrity check they name; a trap fails with
-// the CUDA error as a device-lost status. Run:
-//   build/tests/gpu_test --gtest_filter='UserKernelGpu.*:UserKernelGpuCheat.*'
+// the CUDA error as a device-lost status; the launch count sees each timed window's own launches
+// and a kernel another stream started inside one (UserKernelGpuWindows). Run:
+//   F='UserKernelGpu.*:UserKernelGpuCheat.*:UserKernelGpuWindows.*'
+//   build/tests/gpu_test --gtest_filter="$F"
 //   build/tests/gpu_test --gtest_filter='UserKernelGpuTrap.*'   (alone: it poisons the context)
+#include <cuda_runtime_api.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "kernels/cuda/cupti_activity.h"
+#include "kernels/cuda/timing.h"
+#include "kernels/reference.h"
 #include "server/engine/resolve.h"
+#include "server/engine/user_kernel_checks.h"
 #include "server/worker/user_compiler.h"
 #include "server/worker/user_kernel_run.h"
 #include "tests/gpu/cuda_test.h"
@@ -35,9 +47,11 @@ class UserKernelGpu : public CudaTest {
  protected:
   absl::StatusOr<RunResult> RunUser(const std::string& source, const std::string& entry, int64_t n,
                                     UserCodeKind kind = UserCodeKind::kSource,
-                                    CacheMode mode = CacheMode::kCold) {
+                                    CacheMode mode = CacheMode::kCold,
+                                    TimerChoice timer = TimerChoice::kAuto) {
     RunRequest r = Quick("", n);
     r.cache_mode = mode;
+    r.measurement.timer = timer;
     r.kernel.clear();
     r.user_kernel = UserKernelRequest{.kind = kind,
                                       .code = source,
@@ -108,6 +122,76 @@ TEST_F(UserKernelGpu, BuiltinSourceResubmittedVerifiesWithTheSameResources) {
   absl::StatusOr<RunResult> again = RunUser(kAddF32Source, "AddF32Kernel", 1 << 20);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(again->user_kernel->compile_cache_hit);
+}
+
+// An honest kernel passes every check, and the result names each with its figures: exactly one
+// kernel in every timed window (CUPTI activity), the event timer at or above the kernel's own
+// duration, and the floor of the bound that applies (DRAM cold at 16Mi; L2 hot at 1Mi, whose 12 MiB
+// fit in the L2).
+TEST_F(UserKernelGpu, AnHonestKernelPassesEveryCheckAndNamesThem) {
+  struct Case {
+    CacheMode mode;
+    int64_t n;
+    const char* bound;
+  };
+  for (const Case& c : {Case{CacheMode::kCold, int64_t{16} << 20, "dram"},
+                        Case{CacheMode::kHot, int64_t{1} << 20, "l2"}}) {
+    const bool cold = c.mode == CacheMode::kCold;
+    SCOPED_TRACE(cold ? "cold" : "hot");
+    absl::StatusOr<RunResult> r =
+        RunUser(kAddF32Source, "AddF32Kernel", c.n, UserCodeKind::kSource, c.mode);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->verification.has_value() && r->verification->passed);
+    for (const char* check :
+         {"fresh_seed: ", "outputs_poisoned: ", "every_element_verified: ", "no_device_runtime: ",
+          "timed_launch_verified: ", "signature_checked: ", "launch_count: each of the ",
+          "timer_cross_check: the cuda_event timer's ", "physical_floor: median "}) {
+      EXPECT_TRUE(HasCheck(*r, check)) << check;
+    }
+    EXPECT_EQ(HasCheck(*r, "persisting_l2_reset: "), cold);
+    const UserKernelIntegrity& g = r->user_kernel->integrity;
+    EXPECT_TRUE(g.launch_count_applied) << g.launch_count_unavailable;
+    EXPECT_EQ(g.launch_count_source, "cupti_activity");
+    EXPECT_EQ(g.expected_operations, 1);
+    EXPECT_EQ(g.foreign_kernels, 0);
+    EXPECT_GE(g.windows_checked, 3);
+    EXPECT_EQ(g.windows_checked + g.windows_unrecorded, r->samples_taken);
+    EXPECT_TRUE(g.timer_cross_check_applied) << g.timer_cross_check;
+    EXPECT_GT(g.kernel_median_seconds, 1e-6);
+    // The events contain the kernel: about 1 or more, never much under.
+    EXPECT_GE(g.timer_ratio, 1 - kTimerCrossCheckRelative);
+    EXPECT_LT(g.timer_ratio, 3);
+    EXPECT_EQ(g.floor_bound, c.bound);
+    EXPECT_GT(r->stats.median_seconds, g.floor_seconds);
+    std::cout << (cold ? "cold" : "hot") << " " << c.n << ": median " << r->stats.median_seconds
+              << " s; windows " << g.windows_checked << " (+" << g.windows_unrecorded
+              << " unrecorded); timer median " << g.timer_median_seconds << " s, kernel median "
+              << g.kernel_median_seconds << " s, ratio " << g.timer_ratio << "; floor "
+              << g.floor_seconds << " s (" << g.floor_bound << "; dram " << g.dram_floor_seconds
+              << ", l2 " << g.l2_floor_seconds << ")\n";
+  }
+}
+
+// Under the duration timers the launch count still applies, each the way its timer allows:
+// cupti through the same activity records, gpu_time through its range profiler's kernel count;
+// the cross-check then says the timer is the durations themselves.
+TEST_F(UserKernelGpu, DurationTimersCountLaunchesTheirOwnWay) {
+  constexpr int64_t n = int64_t{16} << 20;
+  absl::StatusOr<RunResult> cupti = RunUser(kAddF32Source, "AddF32Kernel", n, UserCodeKind::kSource,
+                                            CacheMode::kCold, TimerChoice::kCupti);
+  ASSERT_TRUE(cupti.ok()) << cupti.status();
+  EXPECT_EQ(cupti->user_kernel->integrity.launch_count_source, "cupti_activity");
+  EXPECT_TRUE(HasCheck(*cupti, "launch_count: each of the "));
+  EXPECT_TRUE(HasCheck(*cupti, "timer_cross_check: the timer is CUPTI's activity records"));
+  absl::StatusOr<RunResult> counter =
+      RunUser(kAddF32Source, "AddF32Kernel", n, UserCodeKind::kSource, CacheMode::kCold,
+              TimerChoice::kGpuTime);
+  ASSERT_TRUE(counter.ok()) << counter.status();
+  EXPECT_EQ(counter->user_kernel->integrity.launch_count_source, "gpu_time_profiler")
+      << counter->user_kernel->integrity.launch_count_unavailable;
+  EXPECT_TRUE(HasCheck(*counter, "launch_count: each of the "));
+  EXPECT_TRUE(
+      HasCheck(*counter, "timer_cross_check: the timer is the kernel's gpu__time_duration"));
 }
 
 TEST_F(UserKernelGpu, PtxRunsWithItsSignatureUnchecked) {
@@ -257,6 +341,119 @@ extern "C" __global__ void sly(const float* a, const float* b, float* c, long lo
         << "sly " << sly->stats.median_seconds << " s, honest " << honest->stats.median_seconds
         << " s";
   }
+}
+
+// The launch count below the engine: a session's timed windows under the event timer with the
+// audit on, and the activity recorder with a second stream. A user kernel cannot launch a second
+// kernel itself (the device runtime is refused before it runs), so the counts a cheat would
+// produce are made here with two launches in one window and a kernel of another stream.
+class UserKernelGpuWindows : public CudaTest {};
+
+TEST_F(UserKernelGpuWindows, EachWindowCountsItsOwnLaunchesOnly) {
+  absl::StatusOr<RunSpec> spec =
+      ResolveRunRequest(Quick("add_f32", int64_t{16} << 20), *backend_, ServerLimits());
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  HostData data = GenerateHostData(*spec->kernel, spec->shape, 1, &pool_);
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      backend_->Open(spec->device_index, *spec->kernel, spec->geometry, data);
+  ASSERT_TRUE(session.ok()) << session.status();
+  Session& s = **session;
+  ASSERT_TRUE(s.Warmup(3).ok());
+  ASSERT_TRUE(s.SetTimer(TimerStrategy::kBackendClock).ok());
+  absl::StatusOr<WindowSource> source = s.AuditWindows();
+  ASSERT_TRUE(source.ok()) << "CUPTI activity did not start: " << source.status();
+  EXPECT_EQ(*source, WindowSource::kActivityRecords);
+  WindowAudit audit;
+  for (int i = 1; i <= 10; ++i) {
+    absl::StatusOr<SampleRecord> sample = i % 2 == 0 ? s.HotSample(1) : s.ColdSample();
+    ASSERT_TRUE(sample.ok()) << "sample " << i << ": " << sample.status();
+    ASSERT_TRUE(sample->window.has_value()) << "no complete record for sample " << i;
+    // The flush and the blocking kernel before the window are not its operations.
+    EXPECT_EQ(sample->window->operations, 1) << i;
+    EXPECT_EQ(sample->window->kernels, 1) << i;
+    EXPECT_EQ(sample->window->foreign_kernels, 0) << i;
+    EXPECT_GT(sample->window->seconds, 1e-6) << i;
+    EXPECT_LE(sample->window->seconds, sample->seconds + kTimerCrossCheckAbsoluteSeconds) << i;
+    EXPECT_FALSE(sample->event_seconds.has_value());  // the events are still the samples
+    TallyWindow(i, sample->window, &audit);
+  }
+  absl::StatusOr<SampleRecord> two = s.HotSample(2);
+  ASSERT_TRUE(two.ok()) << two.status();
+  ASSERT_TRUE(two->window.has_value());
+  EXPECT_EQ(two->window->operations, 2);
+  EXPECT_EQ(two->window->kernels, 2);
+  TallyWindow(11, two->window, &audit);
+  RunResult r;
+  r.window_audit = audit;  // as if the run's windows were one launch each
+  std::string what;
+  absl::Status count = CheckLaunchCount(r, 1, &what);
+  EXPECT_EQ(count.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(count.message(), HasSubstr("timed sample 11 ran 2 GPU operations (2 kernels)"));
+  // SetTimer ends the audit.
+  ASSERT_TRUE(s.SetTimer(TimerStrategy::kBackendClock).ok());
+  absl::StatusOr<SampleRecord> after = s.ColdSample();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_FALSE(after->window.has_value());
+}
+
+// A kernel of another stream that starts while the window's kernel runs is foreign: the window's
+// kernel is the blocking kernel held by the host, the other one a blocking kernel already
+// released.
+TEST_F(UserKernelGpuWindows, AKernelAnotherStreamStartsInTheWindowIsForeign) {
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  absl::StatusOr<std::unique_ptr<cuda::ActivityRecorder>> recorder =
+      cuda::ActivityRecorder::Start();
+  ASSERT_TRUE(recorder.ok()) << recorder.status();
+  cudaStream_t window_stream = nullptr;
+  cudaStream_t other_stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&window_stream, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other_stream, cudaStreamNonBlocking), cudaSuccess);
+  void* host = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&host, 2 * sizeof(cuda::BlockingState), cudaHostAllocMapped),
+            cudaSuccess);
+  std::memset(host, 0, 2 * sizeof(cuda::BlockingState));
+  void* device = nullptr;
+  ASSERT_EQ(cudaHostGetDevicePointer(&device, host, 0), cudaSuccess);
+  auto* held = static_cast<volatile cuda::BlockingState*>(host);
+  auto* released = held + 1;
+  auto* held_device = static_cast<cuda::BlockingState*>(device);
+  auto* released_device = held_device + 1;
+  released->release = 1;
+  constexpr uint64_t kTimeoutNs = 5'000'000'000;
+
+  // Alone: one kernel, nothing foreign.
+  uint64_t region = (*recorder)->BeginRegion();
+  ASSERT_EQ(cuda::LaunchBlockingKernel(released_device, 0, kTimeoutNs, window_stream), 0);
+  (*recorder)->EndRegion();
+  ASSERT_EQ(cudaStreamSynchronize(window_stream), cudaSuccess);
+  std::optional<cuda::ActivityRecorder::Span> alone = (*recorder)->TakeSpan(region);
+  ASSERT_TRUE(alone.has_value());
+  EXPECT_EQ(alone->operations, 1);
+  EXPECT_EQ(alone->kernels, 1);
+  EXPECT_EQ(alone->foreign_kernels, 0);
+
+  // Held by the host while the other stream's kernel starts and ends.
+  region = (*recorder)->BeginRegion();
+  ASSERT_EQ(cuda::LaunchBlockingKernel(held_device, 0, kTimeoutNs, window_stream), 0);
+  (*recorder)->EndRegion();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(cuda::LaunchBlockingKernel(released_device, 0, kTimeoutNs, other_stream), 0);
+  ASSERT_EQ(cudaStreamSynchronize(other_stream), cudaSuccess);
+  held->release = 1;
+  ASSERT_EQ(cudaStreamSynchronize(window_stream), cudaSuccess);
+  const int32_t timed_out = held->timed_out;
+  EXPECT_EQ(timed_out, 0);
+  std::optional<cuda::ActivityRecorder::Span> shared = (*recorder)->TakeSpan(region);
+  ASSERT_TRUE(shared.has_value());
+  EXPECT_EQ(shared->operations, 1);
+  EXPECT_EQ(shared->kernels, 1);
+  EXPECT_EQ(shared->foreign_kernels, 1);
+  EXPECT_GT(shared->nanoseconds, 40'000'000u);  // held for the 50 ms sleep
+
+  recorder->reset();
+  cudaStreamDestroy(window_stream);
+  cudaStreamDestroy(other_stream);
+  cudaFreeHost(host);
 }
 
 // Last, and alone: a trap poisons this process's context (in the server, the worker's, which

@@ -402,6 +402,56 @@ TEST_F(ConvertTest, AutotuneRequestAndReport) {
   EXPECT_FALSE(out.persisted());
 }
 
+// A user kernel's integrity figures reach the proto field by field.
+TEST_F(ConvertTest, UserKernelIntegrityFigures) {
+  RunResult r = AResult(engine_, /*keep_samples=*/false);
+  r.user_kernel.emplace();
+  r.user_kernel->integrity_checks = {"launch_count: each of the 40 recorded timed windows ..."};
+  r.user_kernel->integrity = {.launch_count_applied = true,
+                              .launch_count_source = "cupti_activity",
+                              .windows_checked = 40,
+                              .windows_unrecorded = 2,
+                              .expected_operations = 1,
+                              .foreign_kernels = 0,
+                              .timer_cross_check_applied = true,
+                              .timer_cross_check = "cuda_event against cupti_activity",
+                              .timer_median_seconds = 31e-6,
+                              .kernel_median_seconds = 30e-6,
+                              .timer_ratio = 31.0 / 30.0,
+                              .timer_tolerance = 0.01,
+                              .timer_tolerance_seconds = 0.5e-6,
+                              .floor_seconds = 28e-6,
+                              .floor_bound = "dram",
+                              .dram_floor_seconds = 28e-6,
+                              .l2_floor_seconds = 3e-6,
+                              .flop_floor_seconds = 0};
+  v1::RunResult p;
+  ToProto(r, &p);
+  ASSERT_TRUE(p.has_user_kernel());
+  EXPECT_THAT(p.user_kernel().integrity_checks(),
+              ElementsAre(HasSubstr("launch_count: each of the 40")));
+  const v1::UserKernelIntegrity& g = p.user_kernel().integrity();
+  EXPECT_TRUE(g.launch_count_applied());
+  EXPECT_EQ(g.launch_count_source(), "cupti_activity");
+  EXPECT_EQ(g.launch_count_unavailable(), "");
+  EXPECT_EQ(g.windows_checked(), 40);
+  EXPECT_EQ(g.windows_unrecorded(), 2);
+  EXPECT_EQ(g.expected_operations(), 1);
+  EXPECT_EQ(g.foreign_kernels(), 0);
+  EXPECT_TRUE(g.timer_cross_check_applied());
+  EXPECT_EQ(g.timer_cross_check(), "cuda_event against cupti_activity");
+  EXPECT_DOUBLE_EQ(g.timer_median_seconds(), 31e-6);
+  EXPECT_DOUBLE_EQ(g.kernel_median_seconds(), 30e-6);
+  EXPECT_DOUBLE_EQ(g.timer_ratio(), 31.0 / 30.0);
+  EXPECT_DOUBLE_EQ(g.timer_tolerance(), 0.01);
+  EXPECT_DOUBLE_EQ(g.timer_tolerance_seconds(), 0.5e-6);
+  EXPECT_DOUBLE_EQ(g.floor_seconds(), 28e-6);
+  EXPECT_EQ(g.floor_bound(), "dram");
+  EXPECT_DOUBLE_EQ(g.dram_floor_seconds(), 28e-6);
+  EXPECT_DOUBLE_EQ(g.l2_floor_seconds(), 3e-6);
+  EXPECT_DOUBLE_EQ(g.flop_floor_seconds(), 0);
+}
+
 TEST_F(ConvertTest, KernelAndDeviceInfo) {
   v1::KernelInfo k;
   ToProto(**FindKernel("add_f32_bulk"), /*available=*/true, &k);
