@@ -262,8 +262,13 @@ struct SampleRecord {
   // The SM clock while the blocking kernel held the stream just before the timed launches;
   // nullopt where there was none (CPU, no blocking kernel, kTimeCounter).
   std::optional<double> clock_hz;
-  // While Session::AuditWindows records: what ran in the sample's window; nullopt when no
-  // complete record came back for it (or nothing records).
+  // While Session::AuditWindows records: whether this sample's window was recorded (`window`
+  // then says what ran in it, or is nullopt where no complete record came back). Duration timers
+  // record every sample; under the CUDA-event timer only randomly chosen ones are traced
+  // (WindowAuditChooser), and since tracing lengthens the launch such a sample is `audit_only`:
+  // the engine counts its window and keeps its time out of the statistics.
+  bool audited = false;
+  bool audit_only = false;
   std::optional<WindowActivity> window;
 };
 
@@ -311,11 +316,13 @@ class Session {
     return absl::FailedPreconditionError("this backend records no kernel durations");
   }
 
-  // From now until the next SetTimer call, every timed sample's SampleRecord::window says what ran
-  // in its window, whatever the timer: the integrity checks of user kernels count the launches
-  // there and compare the timer with the kernels' own durations. Returns where the figures come
-  // from; FAILED_PRECONDITION with the reason where nothing can record them (no CUPTI, another
-  // tool holding it, profile launches, a backend without device activity).
+  // From now until the next SetTimer call, timed samples record what ran in their windows
+  // (SampleRecord::audited / window), whatever the timer: every sample under a duration timer,
+  // randomly chosen audit-only samples under CUDA events (SampleRecord). The integrity checks of
+  // user kernels count the launches there and compare the timer with the kernels' own durations.
+  // Returns where the figures come from; FAILED_PRECONDITION with the reason where nothing can
+  // record them (no CUPTI, another tool holding it, profile launches, a backend without device
+  // activity).
   virtual absl::StatusOr<WindowSource> AuditWindows() {
     return absl::FailedPreconditionError("this backend records no device activity");
   }

@@ -1,17 +1,22 @@
 #include "kernels/timed_check.h"
 
 namespace gpubench {
-
-TimedSampleChooser::TimedSampleChooser(uint64_t run_seed)
-    : state_(run_seed ^ 0x7469'6d65'6443'6b21ull), run_seed_(run_seed) {}
+namespace {
 
 // SplitMix64 (Steele, Lea & Flood, OOPSLA 2014): a stream independent of the inputs' generator.
-uint64_t TimedSampleChooser::NextWord() {
-  uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
+
+}  // namespace
+
+TimedSampleChooser::TimedSampleChooser(uint64_t run_seed)
+    : state_(run_seed ^ 0x7469'6d65'6443'6b21ull), run_seed_(run_seed) {}
+
+uint64_t TimedSampleChooser::NextWord() { return SplitMix64(&state_); }
 
 bool TimedSampleChooser::Next() {
   ++taken_;
@@ -27,6 +32,14 @@ uint64_t TimedSampleChooser::InputSeed() {
   uint64_t seed = NextWord();
   while (seed == run_seed_) seed = NextWord();
   return seed;
+}
+
+WindowAuditChooser::WindowAuditChooser(uint64_t run_seed)
+    : state_(run_seed ^ 0x6175'6469'7457'696eull) {}
+
+bool WindowAuditChooser::Next() {
+  const uint64_t mask = ++taken_ <= 8 ? 1 : 7;
+  return (SplitMix64(&state_) & mask) == 0;
 }
 
 }  // namespace gpubench

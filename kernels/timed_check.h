@@ -31,6 +31,24 @@ class TimedSampleChooser {
   int64_t taken_ = 0;
 };
 
+// Which timed samples of a run under the CUDA-event timer have their windows recorded with CUPTI
+// for the user-kernel audit (launch count, timer cross-check): CUPTI's kernel tracing lengthens
+// a launch (about 6% on a 16Mi add: bench/results/2026-12-03-h200.md, "Timers after the
+// refactor"), so a traced sample is kept out of the statistics and only some are traced. Sample i
+// (1-based) is chosen with probability 1/2 up to sample 8, 1/8 after: about 4 of a 10-sample run,
+// 15 of 100. Decided before the sample from the run's fresh seed, so a kernel cannot know which
+// of its launches are watched. Deterministic for a seed.
+class WindowAuditChooser {
+ public:
+  explicit WindowAuditChooser(uint64_t run_seed);
+  // Whether the next sample is recorded.
+  bool Next();
+
+ private:
+  uint64_t state_;
+  int64_t taken_ = 0;
+};
+
 }  // namespace gpubench
 
 #endif  // GPUBENCH_KERNELS_TIMED_CHECK_H_

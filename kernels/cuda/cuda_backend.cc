@@ -133,7 +133,9 @@ class CudaSession final : public Session {
   }
 
   absl::Status SetTimer(TimerStrategy strategy) override { return timer_->SetStrategy(strategy); }
-  absl::StatusOr<WindowSource> AuditWindows() override { return timer_->AuditWindows(); }
+  absl::StatusOr<WindowSource> AuditWindows() override {
+    return timer_->AuditWindows(data_.seed);
+  }
 
   // Placements: cold sample i runs on copy i mod placements (MeasurementOptions.placements);
   // profile runs (kUnblocked) on the first copy. The flush runs before the blocking kernel

@@ -56,6 +56,7 @@ absl::Status LaunchTimer::SetStrategy(TimerStrategy strategy) {
   time_profiler_.reset();
   strategy_ = TimerStrategy::kBackendClock;
   audit_ = false;
+  audit_chooser_.reset();
   CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // CUPTI works on the current context
   if (strategy == TimerStrategy::kTimeCounter) {
     ASSIGN_OR_RETURN(time_profiler_, KernelTimeProfiler::Start(device_));
@@ -66,7 +67,7 @@ absl::Status LaunchTimer::SetStrategy(TimerStrategy strategy) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<WindowSource> LaunchTimer::AuditWindows() {
+absl::StatusOr<WindowSource> LaunchTimer::AuditWindows(uint64_t run_seed) {
   switch (strategy_) {
     case TimerStrategy::kTimeCounter:
       audit_ = true;
@@ -75,8 +76,12 @@ absl::StatusOr<WindowSource> LaunchTimer::AuditWindows() {
       return absl::FailedPreconditionError(
           "profile launches leave CUPTI to a profiler that may be attached (ncu, nsys)");
     case TimerStrategy::kBackendClock: {
+      // Started once here so that a CUPTI that cannot record says so before sampling; then only
+      // around the chosen samples (Time).
       CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // CUPTI works on the current context
       ASSIGN_OR_RETURN(recorder_, ActivityRecorder::Start());
+      recorder_.reset();
+      audit_chooser_.emplace(run_seed);
       break;
     }
     case TimerStrategy::kActivityRecords:
@@ -97,11 +102,25 @@ absl::StatusOr<SampleRecord> LaunchTimer::Time(cudaStream_t stream, int count, b
     case TimerStrategy::kActivityRecords:
       break;
   }
+  // Events with a window audit: CUPTI traces only the chosen samples. One that cannot start now
+  // is timed untraced, as a statistics sample.
+  bool audit_only = false;
+  if (audit_chooser_.has_value() && audit_chooser_->Next()) {
+    CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    absl::StatusOr<std::unique_ptr<ActivityRecorder>> recorder = ActivityRecorder::Start();
+    if (recorder.ok()) {
+      recorder_ = *std::move(recorder);
+      audit_only = true;
+    }
+  }
   absl::StatusOr<SampleRecord> record = TimeEvents(stream, count, blocking, launch);
   if (recorder_ == nullptr) return record;
   // Taken even from a failed sample, so that no region's records are left behind.
   std::optional<ActivityRecorder::Span> span = recorder_->TakeSpan(region_);
+  if (audit_only) recorder_.reset();
   if (!record.ok()) return record.status();
+  record->audited = audit_;
+  record->audit_only = audit_only;
   if (audit_ && span.has_value()) {
     record->window = WindowActivity{.operations = span->operations,
                                     .kernels = span->kernels,
@@ -197,6 +216,7 @@ absl::StatusOr<SampleRecord> LaunchTimer::TimeCounter(cudaStream_t stream, int c
   record.seconds = durations->seconds;
   ASSIGN_OR_RETURN(record.event_seconds, ElapsedSeconds());
   if (audit_) {
+    record.audited = true;
     // The profiler's ranges are kernels only: it sees no copy or memset, nor who launched what.
     record.window = WindowActivity{.operations = durations->kernels,
                                    .kernels = durations->kernels,

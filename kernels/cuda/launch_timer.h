@@ -15,6 +15,7 @@
 #include "kernels/cuda/cupti_activity.h"
 #include "kernels/cuda/cupti_profiler.h"
 #include "kernels/cuda/timing.h"
+#include "kernels/timed_check.h"
 
 namespace gpubench::cuda {
 
@@ -32,11 +33,13 @@ class LaunchTimer {
   absl::Status SetStrategy(TimerStrategy strategy);
   TimerStrategy strategy() const { return strategy_; }
 
-  // Session::AuditWindows: from now until the next SetStrategy, every sample's record carries
-  // its window's activity (SampleRecord::window). Events and CUPTI timers: CUPTI activity
-  // records (started here for events); gpu_time: the range profiler's kernel count, since it
-  // holds CUPTI; profile launches (kUnblocked): refused, CUPTI is left to the profiler attached.
-  absl::StatusOr<WindowSource> AuditWindows();
+  // Session::AuditWindows: from now until the next SetStrategy, samples record their windows'
+  // activity (SampleRecord::audited, window). CUPTI timer: every sample's activity records;
+  // gpu_time: every sample's range-profiler kernel count, since it holds CUPTI; events: CUPTI
+  // started only around the samples a WindowAuditChooser seeded with `run_seed` picks, which are
+  // audit-only (tracing slows them); profile launches (kUnblocked): refused, CUPTI is left to
+  // the profiler attached.
+  absl::StatusOr<WindowSource> AuditWindows(uint64_t run_seed);
 
   // Times `count` calls of `launch` (each enqueues one launch on `stream`) as one sample, after
   // whatever the stream already holds (a cold sample's flush). `blocking`: the family lets the
@@ -69,6 +72,8 @@ class LaunchTimer {
   std::unique_ptr<KernelTimeProfiler> time_profiler_;  // kTimeCounter
   uint64_t region_ = 0;  // of the last sample's timed launches (recorder_ set)
   bool audit_ = false;   // AuditWindows: fill SampleRecord::window
+  // AuditWindows under the events timer: which samples are traced (recorder_ only around them).
+  std::optional<WindowAuditChooser> audit_chooser_;
 };
 
 }  // namespace gpubench::cuda

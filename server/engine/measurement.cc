@@ -232,7 +232,22 @@ absl::Status Sample(Session& session, const RunSpec& spec, int batch, const Canc
     const double event_seconds = sample->event_seconds.value_or(sample->seconds) / batch;
     const double seconds = device_seconds / batch;
     timed_seconds += device_seconds;
-    if (audit != nullptr) TallyWindow(stopper.taken() + 1, sample->window, audit);
+    if (audit != nullptr && sample->audited) TallyWindow(stopper.taken() + 1, sample->window, audit);
+    if (sample->audit_only) {
+      // Traced for the audit, so slower than the others: its window counts, its time is compared
+      // with its own kernel's duration only.
+      if (audit != nullptr) {
+        ++audit->audit_only_samples;
+        if (sample->window.has_value()) {
+          audit_kernel_seconds.push_back(sample->window->seconds / batch);
+          audit_timer_seconds.push_back(seconds);
+        }
+      }
+      stopper.AddDiscarded();
+      RETURN_IF_ERROR(PaceToDuty(m, timed_seconds, wall_start, cancelled));
+      rule = stopper.Decide(SecondsSince(wall_start));
+      continue;
+    }
     bool throttled = false;
     if (const std::optional<double> clock = sample->clock_hz; clock.has_value()) {
       result->min_clock_hz = std::min(result->min_clock_hz.value_or(*clock), *clock);

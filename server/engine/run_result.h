@@ -64,9 +64,12 @@ struct WindowAudit {
   std::vector<WindowTally> tallies = {};
   int64_t other_windows = 0;
   int64_t other_first_sample = 0;
-  int64_t unrecorded_windows = 0;  // timed samples no complete record came back for
-  // Over the kept samples that have a record: the windows' spans per launch (the kernels' own
-  // durations) and the run's timer on the same samples, as medians.
+  int64_t unrecorded_windows = 0;  // audited samples no complete record came back for
+  // Samples traced only for the audit (CUDA-event timer): timed, not in the statistics.
+  int64_t audit_only_samples = 0;
+  // Over the samples that have a record (kept ones under a duration timer, the audit-only ones
+  // under events): the windows' spans per launch (the kernels' own durations) and the run's
+  // timer on the same samples, as medians.
   int64_t compared_samples = 0;
   std::optional<double> kernel_median_seconds = {};
   std::optional<double> timer_median_seconds = {};

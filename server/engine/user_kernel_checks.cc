@@ -167,6 +167,7 @@ absl::Status CheckLaunchCount(const RunResult& result, int kernels_per_launch, s
   int64_t recorded = audit->other_windows;
   for (const WindowTally& t : audit->tallies) recorded += t.windows;
   out.windows_unrecorded = audit->unrecorded_windows;
+  out.windows_outside_statistics = audit->audit_only_samples;
   if (recorded == 0) {
     return not_applied(absl::StrCat("no complete activity record came back for any of the ",
                                     audit->unrecorded_windows, " timed windows"));
@@ -214,9 +215,15 @@ absl::Status CheckLaunchCount(const RunResult& result, int kernels_per_launch, s
         "launch_count failed: ", first, "; each timed window must hold ", expected_text, "; ",
         bad_windows, " of ", recorded, " recorded windows differed (", source_text, ")"));
   }
+  const std::string chosen_text =
+      audit->audit_only_samples > 0
+          ? absl::StrCat("; the windows were chosen at random before each sample (1 in 2 of the "
+                         "first 8, 1 in 8 after) and, traced, kept out of the statistics: ",
+                         audit->audit_only_samples, " such samples")
+          : "";
   *what = absl::StrCat(
       "launch_count: each of the ", recorded, " recorded timed windows ran ", expected_text,
-      profiler ? "" : " and no other kernel", " (", source_text,
+      profiler ? "" : " and no other kernel", " (", source_text, chosen_text,
       absl::StrFormat("; %d window%s without a complete record, not judged)",
                       audit->unrecorded_windows, audit->unrecorded_windows == 1 ? "" : "s"));
   return absl::OkStatus();
@@ -250,7 +257,7 @@ absl::Status CheckTimerCrossCheck(const RunResult& result, std::string* what,
   out.timer_median_seconds = timer;
   out.timer_ratio = timer / kernel;
   const std::string medians = absl::StrFormat(
-      "median %s over %d kept samples, the kernel's own duration median %s (ratio %.4f)",
+      "median %s over %d recorded samples, the kernel's own duration median %s (ratio %.4f)",
       Seconds(timer), audit->compared_samples, Seconds(kernel), out.timer_ratio);
   switch (result.timer) {
     case SampleTimer::kCuptiActivity:

@@ -84,6 +84,9 @@ struct UserKernelIntegrity {
   std::string launch_count_unavailable = {};  // why not applied
   int64_t windows_checked = 0;                // windows with a complete record
   int64_t windows_unrecorded = 0;             // windows without one (not judged)
+  // Of the checked windows, those traced only for the audit (CUDA-event timer), outside the
+  // statistics; 0 where the timer records every sample.
+  int64_t windows_outside_statistics = 0;
   int expected_operations = 0;                // per window
   int64_t foreign_kernels = 0;                // over every checked window
   // timer_cross_check: the run's timer against the kernels' own durations, medians over the

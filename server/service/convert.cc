@@ -358,6 +358,7 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     i->set_launch_count_unavailable(g.launch_count_unavailable);
     i->set_windows_checked(g.windows_checked);
     i->set_windows_unrecorded(g.windows_unrecorded);
+    i->set_windows_outside_statistics(g.windows_outside_statistics);
     i->set_expected_operations(g.expected_operations);
     i->set_foreign_kernels(g.foreign_kernels);
     i->set_timer_cross_check_applied(g.timer_cross_check_applied);

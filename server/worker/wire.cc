@@ -119,7 +119,7 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2728, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2744, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
@@ -142,7 +142,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSpec, kernel, elements, shape, device_inde
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelComparison, role, kernel, median_seconds, metric,
                                    value, speedup, candidates, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelIntegrity, launch_count_applied, launch_count_source,
-                                   launch_count_unavailable, windows_checked, windows_unrecorded,
+                                   launch_count_unavailable, windows_checked, windows_unrecorded, windows_outside_statistics,
                                    expected_operations, foreign_kernels, timer_cross_check_applied,
                                    timer_cross_check, timer_median_seconds, kernel_median_seconds,
                                    timer_ratio, timer_tolerance, timer_tolerance_seconds,
@@ -189,6 +189,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WindowTally, operations, kernels, foreign_ker
                                    first_sample)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WindowAudit, unavailable_reason, source, launches_per_window,
                                    tallies, other_windows, other_first_sample, unrecorded_windows,
+                                   audit_only_samples,
                                    compared_samples, kernel_median_seconds, timer_median_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AchievedCounters, achieved_occupancy, dram_throughput_percent,
                                    unavailable_reason)

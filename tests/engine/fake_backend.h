@@ -41,6 +41,9 @@ struct FakeScript {
   // Session::AuditWindows: unset, the fake records no window; set, what sample i's window held
   // (nullopt: no complete record came back for it).
   std::function<std::optional<WindowActivity>(int sample)> windows{};
+  // With windows set: which samples are traced only for the audit (the CUDA-event timer's
+  // choice, SampleRecord::audit_only); unset, every sample is audited and none audit-only.
+  std::function<bool(int sample)> audit_only{};
   std::atomic<int>* kernel_duration_starts = nullptr;  // counts SetTimer calls choosing them
   std::optional<TimerStrategy>* kernel_duration_source = nullptr;  // the last one chosen
   std::vector<int64_t>* opened_placement_pads = nullptr;  // HostData's pad, at every Open
@@ -160,7 +163,12 @@ class FakeSession final : public Session {
   absl::StatusOr<SampleRecord> Record(double seconds, int batch) {
     SampleRecord record = SampleRecord::Of(seconds);
     record.clock_hz = script_.clock_hz(sample_ - 1);
-    if (audit_) record.window = script_.windows(sample_ - 1);
+    if (audit_) {
+      // As the CUDA-event timer does: with a choice, only the chosen samples are recorded.
+      record.audit_only = script_.audit_only && script_.audit_only(sample_ - 1);
+      record.audited = !script_.audit_only || record.audit_only;
+      if (record.audited) record.window = script_.windows(sample_ - 1);
+    }
     if (timer_ == TimerStrategy::kActivityRecords || timer_ == TimerStrategy::kTimeCounter) {
       std::optional<double> d = script_.kernel_seconds(sample_ - 1);
       if (!d.has_value()) {

@@ -300,7 +300,7 @@ TEST(TimerCrossCheck, EventsAroundTheKernelPassWithBothMediansAndTheRatio) {
   UserKernelIntegrity figures;
   ASSERT_TRUE(CheckTimerCrossCheck(WithMedians(31e-6, 30e-6), &what, &figures).ok());
   EXPECT_THAT(what, HasSubstr("timer_cross_check: the cuda_event timer's median 3.1e-05 s over 40 "
-                              "kept samples, the kernel's own duration median 3e-05 s (ratio "
+                              "recorded samples, the kernel's own duration median 3e-05 s (ratio "
                               "1.0333)"));
   EXPECT_TRUE(figures.timer_cross_check_applied);
   EXPECT_EQ(figures.timer_cross_check, "cuda_event against cupti_activity");
@@ -440,6 +440,31 @@ TEST_F(WindowAuditTest, ThrottledAndUnrecordedSamplesStayOutOfTheMedians) {
   absl::Status s = CheckLaunchCount(*r, 1, &what);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("timed sample 8 ran 2 GPU operations"));
+}
+
+// Under CUDA events only chosen samples are traced, and tracing slows them: they are counted
+// and compared with their own kernels' durations, never part of the run's statistics.
+TEST_F(WindowAuditTest, AuditOnlySamplesAreCheckedButStayOutOfTheStatistics) {
+  backend_->script().audit_only = [](int i) { return i % 4 == 0; };
+  backend_->script().seconds = [](int i) { return i % 4 == 0 ? 20e-6 : 10e-6; };
+  backend_->script().windows = [](int i) -> std::optional<WindowActivity> {
+    return Window(1, 1, 0, i % 4 == 0 ? 19e-6 : 9e-6);
+  };
+  absl::StatusOr<RunResult> r = Measure(Spec());
+  ASSERT_TRUE(r.ok()) << r.status();
+  const WindowAudit& a = *r->window_audit;
+  EXPECT_EQ(r->samples_taken, 27);  // 20 kept + 7 audit-only (samples 0, 4, ..., 24)
+  EXPECT_EQ(r->stats.count, 20);
+  EXPECT_DOUBLE_EQ(r->stats.median_seconds, 10e-6);
+  EXPECT_EQ(a.audit_only_samples, 7);
+  EXPECT_EQ(a.compared_samples, 7);
+  EXPECT_DOUBLE_EQ(*a.kernel_median_seconds, 19e-6);
+  EXPECT_DOUBLE_EQ(*a.timer_median_seconds, 20e-6);
+  std::string what;
+  UserKernelIntegrity figures;
+  EXPECT_TRUE(CheckLaunchCount(*r, 1, &what, &figures).ok()) << what;
+  EXPECT_EQ(figures.windows_outside_statistics, 7);
+  EXPECT_THAT(what, HasSubstr("kept out of the statistics: 7 such samples"));
 }
 
 TEST_F(WindowAuditTest, ABackendThatCannotRecordSaysWhy) {

@@ -154,8 +154,11 @@ TEST_F(UserKernelGpu, AnHonestKernelPassesEveryCheckAndNamesThem) {
     EXPECT_EQ(g.launch_count_source, "cupti_activity");
     EXPECT_EQ(g.expected_operations, 1);
     EXPECT_EQ(g.foreign_kernels, 0);
+    // Under events only the chosen samples are traced, each audit-only (outside the statistics).
     EXPECT_GE(g.windows_checked, 3);
-    EXPECT_EQ(g.windows_checked + g.windows_unrecorded, r->samples_taken);
+    EXPECT_EQ(g.windows_checked + g.windows_unrecorded, g.windows_outside_statistics);
+    EXPECT_EQ(r->stats.count + r->throttled_samples + g.windows_outside_statistics,
+              r->samples_taken);
     EXPECT_TRUE(g.timer_cross_check_applied) << g.timer_cross_check;
     EXPECT_GT(g.kernel_median_seconds, 1e-6);
     // The events contain the kernel: about 1 or more, never much under.
@@ -364,9 +367,19 @@ TEST_F(UserKernelGpuWindows, EachWindowCountsItsOwnLaunchesOnly) {
   ASSERT_TRUE(source.ok()) << "CUPTI activity did not start: " << source.status();
   EXPECT_EQ(*source, WindowSource::kActivityRecords);
   WindowAudit audit;
-  for (int i = 1; i <= 10; ++i) {
+  // Under events only randomly chosen samples are traced (WindowAuditChooser): take samples until
+  // ten were, checking that the others carry no window.
+  int untraced = 0;
+  for (int i = 1, taken = 0; i <= 10 && taken < 400; ++taken) {
     absl::StatusOr<SampleRecord> sample = i % 2 == 0 ? s.HotSample(1) : s.ColdSample();
     ASSERT_TRUE(sample.ok()) << "sample " << i << ": " << sample.status();
+    if (!sample->audited) {
+      EXPECT_FALSE(sample->audit_only);
+      EXPECT_FALSE(sample->window.has_value());
+      ++untraced;
+      continue;
+    }
+    EXPECT_TRUE(sample->audit_only);
     ASSERT_TRUE(sample->window.has_value()) << "no complete record for sample " << i;
     // The flush and the blocking kernel before the window are not its operations.
     EXPECT_EQ(sample->window->operations, 1) << i;
@@ -376,8 +389,13 @@ TEST_F(UserKernelGpuWindows, EachWindowCountsItsOwnLaunchesOnly) {
     EXPECT_LE(sample->window->seconds, sample->seconds + kTimerCrossCheckAbsoluteSeconds) << i;
     EXPECT_FALSE(sample->event_seconds.has_value());  // the events are still the samples
     TallyWindow(i, sample->window, &audit);
+    ++i;
   }
+  ASSERT_EQ(audit.tallies.size(), 1u);
+  ASSERT_EQ(audit.tallies[0].windows, 10);
+  EXPECT_GT(untraced, 0);
   absl::StatusOr<SampleRecord> two = s.HotSample(2);
+  for (int tries = 0; tries < 200 && two.ok() && !two->audited; ++tries) two = s.HotSample(2);
   ASSERT_TRUE(two.ok()) << two.status();
   ASSERT_TRUE(two->window.has_value());
   EXPECT_EQ(two->window->operations, 2);
@@ -391,9 +409,12 @@ TEST_F(UserKernelGpuWindows, EachWindowCountsItsOwnLaunchesOnly) {
   EXPECT_THAT(count.message(), HasSubstr("timed sample 11 ran 2 GPU operations (2 kernels)"));
   // SetTimer ends the audit.
   ASSERT_TRUE(s.SetTimer(TimerStrategy::kBackendClock).ok());
-  absl::StatusOr<SampleRecord> after = s.ColdSample();
-  ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_FALSE(after->window.has_value());
+  for (int i = 0; i < 20; ++i) {
+    absl::StatusOr<SampleRecord> after = s.ColdSample();
+    ASSERT_TRUE(after.ok()) << after.status();
+    EXPECT_FALSE(after->audited);
+    EXPECT_FALSE(after->window.has_value());
+  }
 }
 
 // A kernel of another stream that starts while the window's kernel runs is foreign: the window's

@@ -59,5 +59,28 @@ TEST(TimedSampleChooser, InputSeedsDifferFromTheRunsAndFromEachOther) {
   EXPECT_NE(a, b);
 }
 
+// Half of the first 8 samples, an eighth after, deterministic per seed and different across seeds.
+TEST(WindowAuditChooser, HalfOfTheFirstEightAnEighthAfter) {
+  int64_t early = 0, late = 0;
+  constexpr int kRuns = 2000;
+  for (uint64_t seed = 1; seed <= kRuns; ++seed) {
+    WindowAuditChooser chooser(seed);
+    for (int i = 1; i <= 108; ++i) {
+      if (chooser.Next()) ++(i <= 8 ? early : late);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(early) / (kRuns * 8), 0.5, 0.03);
+  EXPECT_NEAR(static_cast<double>(late) / (kRuns * 100), 0.125, 0.01);
+  std::vector<bool> a, b, c;
+  WindowAuditChooser ca(7), cb(7), cc(8);
+  for (int i = 0; i < 64; ++i) {
+    a.push_back(ca.Next());
+    b.push_back(cb.Next());
+    c.push_back(cc.Next());
+  }
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
 }  // namespace
 }  // namespace gpubench
