@@ -337,15 +337,23 @@ std::string RenderResultDetail(const v1::RunResult& r) {
   }
   if (m.has_phases()) {
     const v1::RunPhases& p = m.phases();
+    // Buffer reuse within a sweep: what open and release did not do.
+    const char* reuse = p.buffers_reused() && p.buffers_kept()
+                            ? "; buffers reused from the previous run of this sweep and kept for "
+                              "the next"
+                        : p.buffers_reused()
+                            ? "; buffers reused from the previous run of this sweep"
+                        : p.buffers_kept() ? "; buffers kept for the next run of this sweep"
+                                           : "";
     absl::StrAppend(&out, "  phases        ",
                     absl::StrFormat("host inputs %.3f s, open %.3f s, sampling %.3f s, "
-                                    "verification %.3f s%s, release %.3f s (in the worker)",
-                                    p.host_inputs_seconds(), p.open_seconds(),
-                                    p.sampling_seconds(), p.verification_seconds(),
+                                    "verification %.3f s%s, release %.3f s (in the worker)%s",
+                                    p.host_inputs_seconds(), p.open_seconds(), p.sampling_seconds(),
+                                    p.verification_seconds(),
                                     r.request().profile()
                                         ? absl::StrFormat(", counters %.3f s", p.counters_seconds())
                                         : std::string(),
-                                    p.release_seconds()),
+                                    p.release_seconds(), reuse),
                     "\n");
   }
   if (const int64_t pad = r.request().placement_pad_bytes(); pad > 0) {

@@ -37,6 +37,7 @@ class DescribeAmendingBackend final : public Backend {
                                                 const HostData& data) override {
     return inner_->Open(device, variant, geometry, data);
   }
+  void ReleaseCachedBuffers(int device) override { inner_->ReleaseCachedBuffers(device); }
 
  private:
   std::unique_ptr<Backend> inner_;

@@ -141,6 +141,12 @@ struct HostData {
   // after it its output is checked on the device, then the run's inputs are restored. The CUDA
   // backend only, and only where Session::CanVerifyOnDevice; the CPU backend ignores it.
   bool verify_timed_samples = false;
+  // Buffer reuse within a sweep (docs/measurement.md, "buffer reuse"): non-zero, the sweep chain
+  // this run belongs to. Open then takes the buffers its device's cache kept for this chain where
+  // they match the run's (kernels/buffer_cache.h: BufferKey), and fills them as it fills new ones
+  // (inputs generated or uploaded, in-outs refilled, outputs poisoned); any other Open frees what
+  // the cache holds first. 0: never reuses.
+  uint64_t reuse_chain = 0;
 };
 
 // What the timed-sample check (HostData::verify_timed_samples) did in one run.
@@ -363,6 +369,16 @@ class Session {
 
   virtual KernelResources Resources() const = 0;
 
+  // Whether Open took this session's buffers from its device's cache (HostData::reuse_chain)
+  // instead of allocating them.
+  virtual bool BuffersReused() const { return false; }
+
+  // Hands this session's buffers to its device's cache when it is destroyed, for the next Open
+  // of the same HostData::reuse_chain and BufferKey, instead of freeing them. Call after the
+  // run's last launch, only for a run that succeeded. False where nothing will be kept (no chain,
+  // or a backend without a cache): the buffers are freed as usual.
+  virtual bool KeepBuffers() { return false; }
+
   // Runs one extra launch under the hardware-counter profiler. Slow (kernel replay); call after
   // sampling, never between samples.
   virtual AchievedCounters ProfileCounters() = 0;
@@ -424,6 +440,11 @@ class Backend {
                                                         const KernelVariant& variant,
                                                         const LaunchGeometry& geometry,
                                                         const HostData& data) = 0;
+
+  // Frees the buffers a session kept on `device` (Session::KeepBuffers) where any are kept: the
+  // engine calls it when its sweep will not use them (a run of another chain or key is next, or
+  // none is). Thread-safe.
+  virtual void ReleaseCachedBuffers(int /*device*/) {}
 
   // Open on device `device` as Describe gives it now (tests and tools; the engine passes the
   // description it made for the run).

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <openssl/sha.h>
@@ -17,6 +19,7 @@
 #include "common/status_macros.h"
 #include "absl/strings/str_format.h"
 #include "common/parallel.h"
+#include "kernels/buffer_cache.h"
 #include "kernels/host_info.h"
 #include "kernels/run_buffers.h"
 
@@ -112,28 +115,47 @@ CpuColdFlush ChooseCpuColdFlush(int64_t working_set_bytes, int64_t llc_bytes, bo
 
 namespace {
 
+// One run's buffers, one per buffer of the family; kept between the runs of a sweep by the
+// device's cache (HostData::reuse_chain).
+using CpuBuffers = std::vector<AlignedBuffer>;
+using CpuBufferCache = BufferCache<CpuBuffers>;
+
 class CpuSession final : public Session {
  public:
   CpuSession(const KernelVariant& variant, const LaunchGeometry& geometry, const HostData& data,
-             ParallelPool* pool, int64_t llc_bytes, double min_launch_seconds)
+             ParallelPool* pool, int64_t llc_bytes, double min_launch_seconds,
+             CpuBufferCache* cache)
       : variant_(variant),
         geometry_(geometry),
         data_(data),
         pool_(pool),
         min_launch_(std::chrono::duration_cast<Clock::duration>(
             std::chrono::duration<double>(min_launch_seconds))),
-        llc_bytes_(llc_bytes) {}
+        llc_bytes_(llc_bytes),
+        cache_(cache) {}
 
-  ~CpuSession() override { state_.reset(); }  // the setup's state before the buffers
+  ~CpuSession() override {
+    state_.reset();  // the setup's state before the buffers
+    if (keep_) cache_->Put(data_.reuse_chain, std::move(key_), std::move(memory_));
+  }
 
-  // Every placement is host memory here: the simulated devices share the host.
+  // Every placement is host memory here: the simulated devices share the host. Buffers the
+  // device's cache kept for this run's chain are filled exactly as new ones: inputs copied from
+  // this run's host data, in-outs refilled and outputs poisoned (ResetOutputs).
   absl::Status Allocate(int device) {
     const KernelFamily& family = *variant_.family;
     buffers_ = BuffersOfRun(data_, device);
-    memory_.resize(family.buffers.size());
+    key_ = BufferKeyOf(variant_, data_.shape, device, data_.peer_device, 0, 1);
+    std::optional<CpuBuffers> kept = cache_->Take(data_.reuse_chain, key_);
+    reused_ = kept.has_value();
+    if (reused_) {
+      memory_ = *std::move(kept);
+    } else {
+      memory_.resize(family.buffers.size());
+    }
     for (size_t i = 0; i < family.buffers.size(); ++i) {
       const int64_t bytes = BufferBytes(variant_, data_.shape, static_cast<int>(i));
-      memory_[i] = AlignedBuffer(static_cast<size_t>(bytes));
+      if (!reused_) memory_[i] = AlignedBuffer(static_cast<size_t>(bytes));
       if (!memory_[i].ok()) {
         return absl::ResourceExhaustedError(absl::StrCat(
             "cannot allocate ", bytes, " bytes on the host for buffer ", family.buffers[i].name));
@@ -193,6 +215,12 @@ class CpuSession final : public Session {
   }
 
   std::string LaunchReport() const override { return launch_report_; }
+
+  bool BuffersReused() const override { return reused_; }
+  bool KeepBuffers() override {
+    keep_ = data_.reuse_chain != 0;
+    return keep_;
+  }
 
   AchievedCounters ProfileCounters() override {
     AchievedCounters c;
@@ -259,7 +287,11 @@ class CpuSession final : public Session {
   CpuColdFlush flush_mode_ = CpuColdFlush::kWriteTwiceLlc;
   AlignedBuffer flush_;  // kWriteTwiceLlc only
   unsigned char flush_value_ = 0;
-  std::vector<AlignedBuffer> memory_;  // one per buffer of the family
+  CpuBufferCache* const cache_;  // the device's
+  CpuBuffers memory_;            // one per buffer of the family
+  BufferKey key_;
+  bool reused_ = false;  // memory_ came from cache_
+  bool keep_ = false;    // hand memory_ to cache_ when destroyed
   KernelBuffers buffers_;
   std::unique_ptr<LaunchState> state_;
   std::string launch_report_;
@@ -271,6 +303,7 @@ class CpuBackend final : public Backend {
     const int devices = std::max(1, options.devices);
     for (int i = 0; i < devices; ++i) {
       pools_.push_back(std::make_unique<ParallelPool>(options.threads_per_device));
+      caches_.push_back(std::make_unique<CpuBufferCache>());
     }
   }
 
@@ -349,14 +382,19 @@ class CpuBackend final : public Backend {
     // The last-level cache, at least 4 MiB: sizes the cold flush (ChooseCpuColdFlush).
     const int64_t llc = std::max({info.l3_cache_bytes, info.l2_cache_bytes, int64_t{4} << 20});
     auto session = std::make_unique<CpuSession>(variant, geometry, data, pools_[device].get(), llc,
-                                                options_.min_launch_seconds);
+                                                options_.min_launch_seconds, caches_[device].get());
     if (absl::Status s = session->Allocate(device); !s.ok()) return s;
     return session;
+  }
+
+  void ReleaseCachedBuffers(int device) override {
+    if (device >= 0 && device < device_count()) caches_[device]->Release();
   }
 
  private:
   const CpuBackendOptions options_;
   std::vector<std::unique_ptr<ParallelPool>> pools_;
+  std::vector<std::unique_ptr<CpuBufferCache>> caches_;  // per device
 };
 
 }  // namespace

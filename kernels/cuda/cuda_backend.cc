@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -63,12 +64,13 @@ class SessionStream {
 class CudaSession final : public Session {
  public:
   CudaSession(int device, const KernelVariant& variant, const LaunchGeometry& geometry,
-              const HostData& data, const DeviceInfo& info)
+              const HostData& data, const DeviceInfo& info, cuda::DeviceBufferCache* cache)
       : device_(device),
         variant_(variant),
         geometry_(geometry),
         data_(data),
         info_(info),
+        cache_(cache),
         buffers_(device, variant, data) {}
 
   ~CudaSession() override {
@@ -78,13 +80,20 @@ class CudaSession final : public Session {
       cudaStreamSynchronize(stream_.get());
     }
     cuda::ResetPersistingL2Lines();  // no persisting (evict_last) lines outlive the run
+    if (keep_) {
+      launch_state_.reset();  // the setup's state, made for these buffers, goes first as ever
+      cache_->Put(data_.reuse_chain, buffers_.key(), buffers_.TakeAllocations());
+    }
   }
 
   absl::Status Init() {
     CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     RETURN_IF_ERROR(stream_.Create(data_.stream));
     ASSIGN_OR_RETURN(timer_, cuda::LaunchTimer::Create(device_));
-    RETURN_IF_ERROR(buffers_.Allocate(stream_.get()));
+    // The previous run's allocations where it was this sweep chain's and had this run's key;
+    // anything else the cache held is freed here, before this run allocates.
+    RETURN_IF_ERROR(
+        buffers_.Allocate(stream_.get(), cache_->Take(data_.reuse_chain, buffers_.key())));
     ASSIGN_OR_RETURN(flusher_, cuda::L2Flusher::Create(info_.l2_cache_bytes, data_.l2_flush,
                                                        variant_.l2_evict_last, stream_.get()));
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_.get()));
@@ -226,6 +235,12 @@ class CudaSession final : public Session {
 
   std::string LaunchReport() const override { return launch_report_; }
 
+  bool BuffersReused() const override { return buffers_.reused(); }
+  bool KeepBuffers() override {
+    keep_ = data_.reuse_chain != 0;
+    return keep_;
+  }
+
   AchievedCounters ProfileCounters() override {
     // The counter pass takes CUPTI exclusively: no kernel durations are recorded after it.
     if (absl::Status s = timer_->SetStrategy(TimerStrategy::kBackendClock); !s.ok()) {
@@ -362,6 +377,8 @@ class CudaSession final : public Session {
   const LaunchGeometry geometry_;
   const HostData& data_;
   const DeviceInfo info_;
+  cuda::DeviceBufferCache* const cache_;  // the device's
+  bool keep_ = false;                     // hand the buffers to cache_ when destroyed (KeepBuffers)
   // Destroyed in reverse order: the setup's state, the timer, the run's buffers, then the flush
   // buffer, so that device memory is freed in the order it was before the session was split
   // (the next run's allocations, and so its placement, follow from it), and the stream last.
@@ -377,7 +394,11 @@ class CudaSession final : public Session {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int devices) : devices_(devices) {}
+  explicit CudaBackend(int devices) : devices_(devices) {
+    for (int d = 0; d < devices; ++d) {
+      caches_.push_back(std::make_unique<cuda::DeviceBufferCache>());
+    }
+  }
 
   BackendKind kind() const override { return BackendKind::kCuda; }
   BackendCapabilities capabilities() const override {
@@ -475,13 +496,23 @@ class CudaBackend final : public Backend {
                                                      " exceeds the device maximum ",
                                                      info.max_threads_per_block));
     }
-    auto session = std::make_unique<CudaSession>(device, variant, geometry, data, info);
+    auto session =
+        std::make_unique<CudaSession>(device, variant, geometry, data, info, caches_[device].get());
     RETURN_IF_ERROR(session->Init());
     return session;
   }
 
+  void ReleaseCachedBuffers(int device) override {
+    if (device < 0 || device >= devices_ || !caches_[device]->holds()) return;
+    // The caller's thread (the worker's reader) may have no current device, and a CUDA call
+    // there would first create device 0's context.
+    if (cudaSetDevice(device) != cudaSuccess) return;
+    caches_[device]->Release();
+  }
+
  private:
   const int devices_;
+  std::vector<std::unique_ptr<cuda::DeviceBufferCache>> caches_;  // per device
 };
 
 }  // namespace

@@ -69,20 +69,34 @@ void PlacedBuffer::Free() {
 }
 
 RunBuffers::RunBuffers(int device, const KernelVariant& variant, const HostData& data)
-    : device_(device), variant_(variant), data_(data), buffers_(BuffersOfRun(data, device)) {
+    : device_(device),
+      variant_(variant),
+      data_(data),
+      key_(BufferKeyOf(variant, data.shape, device, data.peer_device, data.placement_pad_bytes,
+                       data.placements)),
+      buffers_(BuffersOfRun(data, device)) {
   const KernelFamily& family = *variant.family;
   for (size_t i = 0; i < family.buffers.size(); ++i) {
     buffers_.elements[i] = BufferElements(family.buffers[i], data.shape);
   }
 }
 
-absl::Status RunBuffers::Allocate(cudaStream_t stream) {
+absl::Status RunBuffers::Allocate(cudaStream_t stream, std::optional<Allocations> kept) {
   if (NeedsPeerDevice(*variant_.family)) RETURN_IF_ERROR(EnablePeerAccess());
-  // Placements: each copy its own allocation of every buffer. The engine admits more than one only
-  // for families whose buffers are all on the run's device and that keep no launch state.
-  copies_.resize(static_cast<size_t>(std::max(data_.placements, 1)));
-  for (std::vector<std::unique_ptr<PlacedBuffer>>& copy : copies_) {
-    RETURN_IF_ERROR(AllocateCopy(stream, &copy));
+  if (kept.has_value()) {
+    // The same placements, pads and bytes (key()): only the contents are this run's to make.
+    copies_ = *std::move(kept);
+    reused_ = true;
+    for (const std::vector<std::unique_ptr<PlacedBuffer>>& copy : copies_) {
+      RETURN_IF_ERROR(FillInputs(stream, copy));
+    }
+  } else {
+    // Placements: each copy its own allocation of every buffer. The engine admits more than one
+    // only for families whose buffers are all on the run's device and that keep no launch state.
+    copies_.resize(static_cast<size_t>(std::max(data_.placements, 1)));
+    for (std::vector<std::unique_ptr<PlacedBuffer>>& copy : copies_) {
+      RETURN_IF_ERROR(AllocateCopy(stream, &copy));
+    }
   }
   // Every copy's outputs and in-outs start as ResetOutputs sets them; copy 0 stays selected.
   for (size_t copy = copies(); copy-- > 0;) {
@@ -109,10 +123,18 @@ absl::Status RunBuffers::AllocateCopy(cudaStream_t stream,
     const int64_t bytes = BufferBytes(variant_, data_.shape, static_cast<int>(i));
     RETURN_IF_ERROR(buffer->Allocate(spec.placement, static_cast<size_t>(bytes), owner, device_,
                                      static_cast<size_t>(data_.placement_pad_bytes)));
-    if (spec.role == BufferRole::kInput) {
-      RETURN_IF_ERROR(Fill(static_cast<int>(i), buffer->data(), stream, /*async=*/false));
-    }
     copy->push_back(std::move(buffer));
+  }
+  return FillInputs(stream, *copy);
+}
+
+absl::Status RunBuffers::FillInputs(cudaStream_t stream,
+                                    const std::vector<std::unique_ptr<PlacedBuffer>>& copy) {
+  const KernelFamily& family = *variant_.family;
+  for (size_t i = 0; i < family.buffers.size(); ++i) {
+    if (family.buffers[i].role == BufferRole::kInput) {
+      RETURN_IF_ERROR(Fill(static_cast<int>(i), copy[i]->data(), stream, /*async=*/false));
+    }
   }
   return absl::OkStatus();
 }

@@ -10,10 +10,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "kernels/backend.h"
+#include "kernels/buffer_cache.h"
 #include "kernels/catalog.h"
 #include "kernels/launch.h"
 
@@ -54,16 +56,30 @@ class PlacedBuffer {
   int owner_ = -1;
 };
 
+// Every copy's allocation of every buffer: [copy][buffer].
+using Allocations = std::vector<std::vector<std::unique_ptr<PlacedBuffer>>>;
+// Allocations kept between the runs of a sweep on one device (HostData::reuse_chain).
+using DeviceBufferCache = BufferCache<Allocations>;
+
 class RunBuffers {
  public:
   // `variant` and `data` must outlive this object; nothing is allocated yet.
   RunBuffers(int device, const KernelVariant& variant, const HostData& data);
 
-  // Allocates every copy (HostData::placements) of every buffer, fills the inputs (generated on
-  // the device where GeneratedOnDevice, else uploaded), resets the outputs of every copy and
+  // Allocates every copy (HostData::placements) of every buffer, or takes `kept` (a previous
+  // run's allocations with this run's key()) instead, fills the inputs of every copy (generated
+  // on the device where GeneratedOnDevice, else uploaded), resets the outputs of every copy and
   // selects copy 0. Peer access is enabled first where the family has a peer buffer. Complete
-  // (synchronized) on return.
-  absl::Status Allocate(cudaStream_t stream);
+  // (synchronized) on return. Kept allocations are filled exactly as new ones: whatever the
+  // previous run's kernel left in them is overwritten before any launch of this run.
+  absl::Status Allocate(cudaStream_t stream, std::optional<Allocations> kept = std::nullopt);
+
+  // What makes this run's allocations interchangeable with another's (kernels/buffer_cache.h).
+  const BufferKey& key() const { return key_; }
+  // Whether Allocate took kept allocations.
+  bool reused() const { return reused_; }
+  // The allocations, for the device's cache; nothing is selected or launchable afterwards.
+  Allocations TakeAllocations() { return std::move(copies_); }
 
   // What a launch gets: the selected copy's pointers, the elements, the setup's state.
   KernelBuffers& launch_buffers() { return buffers_; }
@@ -93,13 +109,17 @@ class RunBuffers {
 
  private:
   absl::Status AllocateCopy(cudaStream_t stream, std::vector<std::unique_ptr<PlacedBuffer>>* copy);
+  absl::Status FillInputs(cudaStream_t stream,
+                          const std::vector<std::unique_ptr<PlacedBuffer>>& copy);
   absl::Status Fill(int buffer, void* data, cudaStream_t stream, bool async);
   absl::Status EnablePeerAccess();
 
   const int device_;
   const KernelVariant& variant_;
   const HostData& data_;
-  std::vector<std::vector<std::unique_ptr<PlacedBuffer>>> copies_;  // [copy][buffer]
+  const BufferKey key_;
+  Allocations copies_;  // [copy][buffer]
+  bool reused_ = false;
   size_t selected_ = 0;
   size_t next_cold_copy_ = 0;
   KernelBuffers buffers_;

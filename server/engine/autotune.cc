@@ -154,6 +154,8 @@ AutotuneRun::AutotuneRun(Engine* engine, AutotunePlan plan, absl::Time deadline,
 
 std::shared_ptr<AutotuneRun> AutotuneRun::Start(Engine* engine, AutotunePlan plan,
                                                 absl::Time deadline, DoneFn done) {
+  // One kernel at one size on one device: every candidate can run on the first one's buffers.
+  MarkBufferReuse(plan.runs, engine->backend().capabilities());
   std::shared_ptr<AutotuneRun> run(
       new AutotuneRun(engine, std::move(plan), deadline, std::move(done)));
   run->Next();

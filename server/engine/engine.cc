@@ -125,12 +125,14 @@ void DeviceWorker::Join() {
 }
 
 absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, const DeviceInfo& device,
-                                       int64_t* reserved) {
+                                       bool reuses_kept_buffers, int64_t* reserved) {
   *reserved = 0;
   if (limits_ == nullptr || reserved_host_bytes_ == nullptr) return absl::OkStatus();
   const BackendCapabilities can = backend_->capabilities();
   const bool device_is_host = can.device_is_host;
-  const RunMemory need = RunMemoryOf(spec, can, device);
+  // Kept buffers are allocated: the free memory just described is without them already, and
+  // the host's (MemAvailable) too, where they are host memory. Counted once, by the reads.
+  const RunMemory need = RunMemoryOf(spec, can, device, reuses_kept_buffers);
   const HostMemoryBudget host = ReadHostMemoryBudget(limits_->host_memory);
   std::optional<int64_t> available = host.available_bytes();
   // Runs in progress on other devices may not have allocated everything yet: count their
@@ -147,9 +149,40 @@ absl::Status DeviceWorker::AdmitMemory(const RunSpec& spec, const DeviceInfo& de
   return absl::OkStatus();
 }
 
+bool DeviceWorker::ReusesKeptBuffers(const RunSpec& spec) const {
+  return kept_.has_value() && spec.buffer_chain == kept_->chain &&
+         BufferKeyOf(spec, backend_->capabilities()) == kept_->key;
+}
+
+void DeviceWorker::ReleaseKeptBuffers() {
+  if (!kept_.has_value()) return;
+  kept_.reset();
+  backend_->ReleaseCachedBuffers(device_index_);  // the worker's, through WorkerBackend
+}
+
+void DeviceWorker::KeepOrRelease(const RunSpec& spec, const absl::StatusOr<RunResult>& result) {
+  if (result.ok() && result->phases.buffers_kept) {
+    kept_ =
+        KeptBuffers{.chain = spec.buffer_chain, .key = BufferKeyOf(spec, backend_->capabilities())};
+    return;
+  }
+  // A run that kept nothing either took the kept buffers and freed them with its session, or
+  // ended before its Open (refused, cancelled, not admitted) with them still held: free them.
+  ReleaseKeptBuffers();
+}
+
 bool DeviceWorker::Take(Item* item) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return stopping_ || draining_ || !queue_.empty(); });
+  const auto ready = [&] { return stopping_ || draining_ || !queue_.empty(); };
+  // A sweep queues its next item before this is reached (SweepRun submits it from on_done), a
+  // scheduled plan a moment later. No run by then: the sweep ended early (cancelled, its next
+  // item refused) or waits for its consumer; the buffers kept for it are freed meanwhile.
+  if (kept_.has_value() && !cv_.wait_for(lock, kKeptBuffersIdle, ready)) {
+    lock.unlock();
+    ReleaseKeptBuffers();
+    lock.lock();
+  }
+  cv_.wait(lock, ready);
   if (queue_.empty() || stopping_) return false;
   *item = std::move(queue_.front());
   queue_.pop_front();
@@ -178,10 +211,15 @@ absl::StatusOr<RunResult> DeviceWorker::Execute(const Item& item) {
 }
 
 absl::StatusOr<RunResult> DeviceWorker::Measure(const Item& item) {
+  // Kept buffers that are not this run's are freed before the device is described, so that this
+  // run's admission sees their memory free.
+  const bool reuses_kept_buffers = ReusesKeptBuffers(item.spec);
+  if (!reuses_kept_buffers) ReleaseKeptBuffers();
   // The device, described once for this run: memory admission, the measurement and the result.
   ASSIGN_OR_RETURN(const DeviceInfo device, backend_->Describe(device_index_));
   int64_t reserved = 0;
-  RETURN_IF_ERROR(AdmitMemory(item.spec, device, &reserved));  // before anything is allocated
+  // Before anything is allocated.
+  RETURN_IF_ERROR(AdmitMemory(item.spec, device, reuses_kept_buffers, &reserved));
   std::string no_watch = "NVML not loaded";
   std::unique_ptr<ClockEventWatch> watch =
       *monitor_ != nullptr ? (*monitor_)->WatchClockEvents(device_index_, &no_watch) : nullptr;
@@ -238,9 +276,13 @@ void DeviceWorker::Report(const Item& item, const absl::StatusOr<RunResult>& res
 void DeviceWorker::Loop() {
   while (true) {
     Item item;  // released at the end of each iteration: the job and its callbacks
-    if (!Take(&item)) return;
+    if (!Take(&item)) {
+      ReleaseKeptBuffers();
+      return;
+    }
     const absl::Time start = absl::Now();
     absl::StatusOr<RunResult> result = Execute(item);
+    KeepOrRelease(item.spec, result);
     Report(item, result, absl::Now() - start);
     {
       std::lock_guard<std::mutex> lock(mu_);

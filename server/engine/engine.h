@@ -4,11 +4,13 @@
 #define GPUBENCH_SERVER_ENGINE_ENGINE_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -45,6 +47,11 @@ struct JobCallbacks {
 };
 
 class DeviceWorker;
+
+// How long a device queue holds buffers kept for the next run of a sweep (docs/measurement.md,
+// "buffer reuse") while no run is queued: a scheduled plan queues its next item well within it
+// (a sweep before the queue looks); then they are freed.
+inline constexpr std::chrono::milliseconds kKeptBuffersIdle{500};
 
 // Where a device queue's runs are measured when not in this process: the device's worker process
 // (server/engine/worker_pool.h). Thread-safe.
@@ -118,8 +125,28 @@ class DeviceWorker {
   void Report(const Item& item, const absl::StatusOr<RunResult>& result, absl::Duration wall);
   // RESOURCE_EXHAUSTED when the run's buffers do not fit in the host (and device) memory left now,
   // counting what runs on other devices have reserved; otherwise reserves its host bytes in
-  // *reserved (released by the caller).
-  absl::Status AdmitMemory(const RunSpec& spec, const DeviceInfo& device, int64_t* reserved);
+  // *reserved (released by the caller). `reuses_kept_buffers`: the run takes the buffers kept for
+  // it, which are not counted again (RunMemoryOf).
+  absl::Status AdmitMemory(const RunSpec& spec, const DeviceInfo& device, bool reuses_kept_buffers,
+                           int64_t* reserved);
+
+  // Buffer reuse within a sweep (docs/measurement.md, "buffer reuse"). What the device's backend
+  // may hold for the next run of a sweep chain, as this queue knows it from the results: set by a
+  // result whose buffers were kept (RunPhases::buffers_kept), cleared by a release. A worker
+  // restarted between two runs of a chain holds nothing: the next run allocates anew, admitted
+  // as if its buffers were held (their memory, freed by the restart, is in the free figure), and
+  // if it does not fit it fails at allocation (RESOURCE_EXHAUSTED) instead of before it.
+  struct KeptBuffers {
+    uint64_t chain = 0;
+    BufferKey key;
+  };
+  // Whether `spec` is the run the kept buffers were kept for: the next run of their chain, with
+  // their key.
+  bool ReusesKeptBuffers(const RunSpec& spec) const;
+  // Has the backend free what it keeps, where it may keep anything.
+  void ReleaseKeptBuffers();
+  // After a run: what it kept, or nothing (anything the backend may still hold is freed).
+  void KeepOrRelease(const RunSpec& spec, const absl::StatusOr<RunResult>& result);
 
   const int device_index_;
   Backend* backend_;
@@ -139,6 +166,7 @@ class DeviceWorker {
   bool draining_ = false;
   std::shared_ptr<Job> current_;
   CopyCeiling copy_ceiling_;  // worker thread only
+  std::optional<KeptBuffers> kept_;  // worker thread only
   std::once_flag join_once_;
   std::thread thread_;
 };

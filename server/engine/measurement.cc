@@ -599,10 +599,15 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
   data.l2_flush = spec.measurement.l2_flush.value_or(L2Flush::kClean);
   data.stream = spec.measurement.stream.value_or(StreamKind::kNonBlocking);
   data.verify_timed_samples = spec.verify_timed_samples;
+  // A user kernel's run never takes buffers another run's kernel touched (its Open, with no
+  // chain, frees whatever the device's cache held), and never leaves its own behind.
+  const bool chained = spec.buffer_chain != 0 && spec.user_kernel == nullptr;
+  data.reuse_chain = chained ? spec.buffer_chain : 0;
   result.phases.host_inputs_seconds = lap();
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                    backend.Open(device, *spec.kernel, spec.geometry, data));
   result.phases.open_seconds = lap();
+  result.phases.buffers_reused = session->BuffersReused();
   result.resources = session->Resources();
   result.launch_report = session->LaunchReport();
   {
@@ -618,7 +623,12 @@ absl::StatusOr<RunResult> MeasureRun(Backend& backend, const RunSpec& spec,
     RETURN_IF_ERROR(CollectCounters(backend, *session, spec, cancelled, &result));
     result.phases.counters_seconds = lap();
   }
-  session.reset();  // the run's buffers, freed as they would be on return, timed
+  // Kept for the next run of the sweep only after a run that succeeded (every error path above
+  // frees them with the session); a failed verification keeps nothing either.
+  if (chained && spec.keep_buffers && OutcomeOf(result) != RunOutcome::kVerificationFailed) {
+    result.phases.buffers_kept = session->KeepBuffers();
+  }
+  session.reset();  // the run's buffers, freed (or kept) as they would be on return, timed
   result.phases.release_seconds = lap();
   result.explanation = Explain({.occupancy = result.occupancy,
                                 .achieved_occupancy = result.counters.achieved_occupancy,

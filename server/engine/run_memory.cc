@@ -7,9 +7,27 @@
 
 namespace gpubench {
 
+RunMemory SessionBuffersOf(const KernelVariant& kernel, const RunShape& shape,
+                           int64_t placement_pad_bytes, int placements) {
+  RunMemory held;
+  const std::span<const BufferSpec> buffers = kernel.family->buffers;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const int64_t bytes = BufferBytes(kernel, shape, static_cast<int>(i));
+    // On a device or (pinned / pageable) on the host; every copy allocates its own.
+    const Placement p = buffers[i].placement;
+    if (p == Placement::kDevice || p == Placement::kPeerDevice) {
+      held.device_bytes += std::max(placements, 1) *
+                           (bytes + (bytes >= kPlacementPadMinBytes ? placement_pad_bytes : 0));
+    } else {
+      held.host_bytes += std::max(placements, 1) * bytes;
+    }
+  }
+  return held;
+}
+
 RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool verify,
                       int64_t placement_pad_bytes, int placements, bool on_device) {
-  RunMemory need;
+  RunMemory need = SessionBuffersOf(kernel, shape, placement_pad_bytes, placements);
   const std::span<const BufferSpec> buffers = kernel.family->buffers;
   // The device check instead of a whole read-back.
   const bool verified_on_device = on_device && verify && VerifiableOnDevice(kernel);
@@ -22,14 +40,6 @@ RunMemory RunMemoryOf(const KernelVariant& kernel, const RunShape& shape, bool v
       need.host_bytes += bytes;
     }
     if (verify && IsVerified(buffers[i]) && !verified_on_device) need.host_bytes += bytes;
-    // The session's own buffer, on a device or (pinned / pageable) on the host.
-    const Placement p = buffers[i].placement;
-    if (p == Placement::kDevice || p == Placement::kPeerDevice) {
-      need.device_bytes += std::max(placements, 1) *
-                           (bytes + (bytes >= kPlacementPadMinBytes ? placement_pad_bytes : 0));
-    } else {
-      need.host_bytes += std::max(placements, 1) * bytes;  // every copy allocates its own
-    }
   }
   return need;
 }
@@ -44,16 +54,28 @@ int64_t FlushBytesOn(const BackendCapabilities& can, const DeviceInfo& device, C
   return (l2_flush == L2Flush::kClean ? 2 * l2 : l2) + 16;
 }
 
-RunMemory RunMemoryOf(const RunSpec& spec, const BackendCapabilities& can,
-                      const DeviceInfo& device) {
-  RunMemory need = RunMemoryOf(*spec.kernel, spec.shape, spec.verify,
-                               PlacementPadOn(can, spec.measurement.placement_pad_bytes),
-                               PlacementsOn(can, spec.measurement.placements),
+RunMemory RunMemoryOf(const RunSpec& spec, const BackendCapabilities& can, const DeviceInfo& device,
+                      bool reuses_kept_buffers) {
+  const int64_t pad = PlacementPadOn(can, spec.measurement.placement_pad_bytes);
+  const int placements = PlacementsOn(can, spec.measurement.placements);
+  RunMemory need = RunMemoryOf(*spec.kernel, spec.shape, spec.verify, pad, placements,
                                can.generates_inputs_on_device);
+  if (reuses_kept_buffers) {
+    const RunMemory kept = SessionBuffersOf(*spec.kernel, spec.shape, pad, placements);
+    need.host_bytes -= kept.host_bytes;
+    need.device_bytes -= kept.device_bytes;
+  }
+  // The flush buffer is the session's own, never kept: allocated anew by every run.
   need.flush_bytes = FlushBytesOn(can, device, spec.cache_mode,
                                   spec.measurement.l2_flush.value_or(L2Flush::kClean));
   need.device_bytes += need.flush_bytes;
   return need;
+}
+
+BufferKey BufferKeyOf(const RunSpec& spec, const BackendCapabilities& can) {
+  return BufferKeyOf(*spec.kernel, spec.shape, spec.device_index, spec.peer_device_index,
+                     PlacementPadOn(can, spec.measurement.placement_pad_bytes),
+                     PlacementsOn(can, spec.measurement.placements));
 }
 
 int64_t HostHeadroomBytes(int64_t host_need_bytes) {

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "kernels/backend.h"
+#include "kernels/buffer_cache.h"
 #include "kernels/catalog.h"
 #include "server/engine/run_spec.h"
 
@@ -32,6 +33,13 @@ inline bool HostInputsUnneeded(bool generates_inputs_on_device, const KernelVari
                                bool verify) {
   return generates_inputs_on_device && (!verify || VerifiableOnDevice(kernel));
 }
+
+// The run's own buffers as a session allocates them (every placement copy, each device buffer's
+// pad; host-placed buffers in host_bytes, device and peer-device ones in device_bytes): what a
+// device's cache keeps between the runs of a sweep (Session::KeepBuffers). No flush buffer, host
+// inputs or read-back.
+RunMemory SessionBuffersOf(const KernelVariant& kernel, const RunShape& shape,
+                           int64_t placement_pad_bytes, int placements);
 
 // `on_device`: the backend generates inputs on the device (generates_inputs_on_device) and
 // verifies there where the kernel allows it, so the host makes no copy of the inputs it generates
@@ -60,9 +68,17 @@ int64_t FlushBytesOn(const BackendCapabilities& can, const DeviceInfo& device, C
 
 // What `spec` allocates on a backend that can (`can`) for a run on `device`: the placement pad and
 // copies as that backend applies them, and its flush buffer (the admission at resolve and the one
-// at run start both count it this way).
-RunMemory RunMemoryOf(const RunSpec& spec, const BackendCapabilities& can,
-                      const DeviceInfo& device);
+// at run start both count it this way). `reuses_kept_buffers`: the run takes the buffers its
+// device kept from the previous run of its sweep chain (DeviceWorker); they are allocated already,
+// so already out of the free memory the device and the host report, and are not counted again
+// (SessionBuffersOf is left out).
+RunMemory RunMemoryOf(const RunSpec& spec, const BackendCapabilities& can, const DeviceInfo& device,
+                      bool reuses_kept_buffers = false);
+
+// The BufferKey (kernels/buffer_cache.h) of `spec`'s buffers as a backend that can (`can`)
+// allocates them: the placement pad and copies as it applies them. Two runs of one sweep chain
+// with the same key can share their buffers.
+BufferKey BufferKeyOf(const RunSpec& spec, const BackendCapabilities& can);
 
 // Host memory kept free beyond what a run counts: 64 MiB plus 1/32 of the run's host bytes. What
 // the count cannot see grows with the run: the page tables of what it touches, malloc's rounding

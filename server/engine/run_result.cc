@@ -73,6 +73,9 @@ std::string TimingMethodOf(const Backend& backend, const RunResult& result) {
 
 std::string SampleMethodOf(const Backend& backend, const RunResult& result) {
   std::string method = TimingMethodOf(backend, result);
+  // Nothing measures differently without saying so: where the buffers (so their placement) came
+  // from.
+  if (result.phases.buffers_reused) absl::StrAppend(&method, "; ", kBuffersReusedMethod);
   // How the outputs were checked (Verification::method), where they were.
   if (result.verification.has_value() && !result.verification->method.empty()) {
     absl::StrAppend(&method, "; verified: ", result.verification->method);

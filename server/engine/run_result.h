@@ -37,6 +37,11 @@ struct RunPhases {
   double verification_seconds = 0;  // the verified launch and its check
   double counters_seconds = 0;      // profile: hardware counters
   double release_seconds = 0;       // freeing the run's buffers
+  // Buffer reuse within a sweep (docs/measurement.md): the run's buffers were the previous run's
+  // of its sweep (allocation skipped; inputs regenerated, in-outs refilled and outputs poisoned as
+  // in a new allocation), and this run's were kept for the next run of its sweep, not freed.
+  bool buffers_reused = false;
+  bool buffers_kept = false;
 };
 
 // Recorded timed windows with the same figures (WindowAudit::tallies).
@@ -193,9 +198,15 @@ struct RunFinish {
 // Whether verification was requested, and whether it passed.
 RunOutcome OutcomeOf(const RunResult& result);
 
-// How `result`'s samples were taken, in words: `backend`'s SampleMethod, or profile mode; then,
-// where it was verified, how ("; verified: all 1048576 elements on the device + 64 sampled on the
-// host"; Verification::method).
+// What the method text says of a run whose buffers were the previous run's of its sweep
+// (RunPhases::buffers_reused).
+inline constexpr char kBuffersReusedMethod[] =
+    "buffers reused from the previous run of this sweep (allocation skipped, inputs regenerated, "
+    "outputs poisoned)";
+
+// How `result`'s samples were taken, in words: `backend`'s SampleMethod, or profile mode; then
+// whether its buffers were reused (kBuffersReusedMethod); then, where it was verified, how (";
+// verified: all 1048576 elements on the device + 64 sampled on the host"; Verification::method).
 // MeasureRun sets it where the run is measured (in the device's worker process).
 std::string SampleMethodOf(const Backend& backend, const RunResult& result);
 

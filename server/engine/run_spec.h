@@ -175,6 +175,13 @@ struct RunSpec {
   bool profile_forbidden = false;  // requested, but the server does not allow profiling
   bool force = false;     // skip the shared-node busy check (--gpu_sharing=shared)
   bool scheduled = false;  // submitted by the server's schedule (--schedule_plan), not an RPC
+  // Buffer reuse within a sweep (docs/measurement.md, "buffer reuse"), set by the engine only
+  // (MarkBufferReuse, sweep.h), never from a request: keep_buffers, the next run of this run's
+  // chain on its device has the same buffers (BufferKey), so the worker keeps this run's for it
+  // instead of freeing them. buffer_chain: the sweep chain the run belongs to (0: none), which a
+  // run must share with the kept buffers to take them.
+  bool keep_buffers = false;
+  uint64_t buffer_chain = 0;
   double max_warmup_seconds = 10;  // ServerLimits::max_warmup_seconds
   // A user kernel's run: `kernel` points at user_kernel->variant (in the worker, at the copy
   // with its CUDA launcher bound). Null for catalog runs.

@@ -1,6 +1,7 @@
 #include "server/engine/sweep.h"
 
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <map>
 #include <utility>
@@ -105,6 +106,31 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweeps(std::span<const SweepPlan> pla
   return all;
 }
 
+void MarkBufferReuse(std::span<RunSpec> items, const BackendCapabilities& can) {
+  static std::atomic<uint64_t> next_chain{1};
+  // Per device: its previous item, and that item's key.
+  std::map<int, std::pair<size_t, BufferKey>> previous;
+  for (size_t i = 0; i < items.size(); ++i) {
+    RunSpec& spec = items[i];
+    spec.keep_buffers = false;
+    spec.buffer_chain = 0;
+    if (spec.user_kernel != nullptr) {
+      previous.erase(spec.device_index);
+      continue;
+    }
+    BufferKey key = BufferKeyOf(spec, can);
+    if (auto it = previous.find(spec.device_index);
+        it != previous.end() && it->second.second == key) {
+      RunSpec& before = items[it->second.first];
+      before.keep_buffers = true;
+      spec.buffer_chain = before.buffer_chain;
+    } else {
+      spec.buffer_chain = next_chain.fetch_add(1);
+    }
+    previous[spec.device_index] = {i, std::move(key)};
+  }
+}
+
 SweepRun::SweepRun(Engine* engine, std::vector<RunSpec> items, absl::Time deadline,
                    SweepCallbacks callbacks)
     : engine_(engine),
@@ -125,6 +151,7 @@ SweepRun::SweepRun(Engine* engine, std::vector<RunSpec> items, absl::Time deadli
 
 std::shared_ptr<SweepRun> SweepRun::Start(Engine* engine, std::vector<RunSpec> items,
                                           absl::Time deadline, SweepCallbacks callbacks) {
+  MarkBufferReuse(items, engine->backend().capabilities());
   std::shared_ptr<SweepRun> run(
       new SweepRun(engine, std::move(items), deadline, std::move(callbacks)));
   if (run->chains_.empty()) {

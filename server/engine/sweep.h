@@ -56,6 +56,15 @@ bool SweepFitsDevices(const SweepPlan& plan, const Engine& engine);
 absl::StatusOr<std::vector<RunSpec>> ExpandSweeps(std::span<const SweepPlan> plans,
                                                   const Engine& engine, int max_items);
 
+// Marks buffer reuse (docs/measurement.md, "buffer reuse") in `items`, in the order each device
+// runs them: on each device, every maximal run of consecutive items whose buffers have one
+// BufferKey (as a backend that can, `can`, allocates them) gets a chain of its own
+// (RunSpec::buffer_chain, unique in this process), and each of its items but the last
+// keep_buffers, so that its worker keeps its buffers for the next instead of freeing them. User
+// kernels are never marked (they neither take nor leave buffers). Any earlier marking is
+// replaced. SweepRun::Start, autotune and the server's schedule mark what they run.
+void MarkBufferReuse(std::span<RunSpec> items, const BackendCapabilities& can);
+
 // What a running sweep reports. Each is called on some thread, never two at once for one item.
 struct SweepCallbacks {
   // Item `index` (0-based) is queued behind `position` runs; always before its on_start.
@@ -74,9 +83,9 @@ struct SweepCallbacks {
 
 // Runs expanded sweep items: one chain of items per device, each chain queueing its next item
 // when the previous finishes (so other clients' runs interleave fairly), chains on different
-// devices at once. A chain's later items use the queue's continuation allowance; one that finds
-// even that full is reported as that item's error and the chain goes on. Thread-safe; the run
-// keeps itself alive until on_finished.
+// devices at once, buffer reuse marked (MarkBufferReuse). A chain's later items use the queue's
+// continuation allowance; one that finds even that full is reported as that item's error and the
+// chain goes on. Thread-safe; the run keeps itself alive until on_finished.
 class SweepRun : public std::enable_shared_from_this<SweepRun> {
  public:
   static std::shared_ptr<SweepRun> Start(Engine* engine, std::vector<RunSpec> items,

@@ -720,6 +720,19 @@ class WorkerBackend final : public Backend {
     return absl::FailedPreconditionError("runs are measured in the device's worker process");
   }
 
+  // Waits for the answer, so that the next run's admission sees the memory free. A worker that
+  // does not answer (down, restarting) holds nothing: its successor starts empty.
+  void ReleaseCachedBuffers(int device) override {
+    if (device < 0 || device >= device_count()) return;
+    wv1::Request request;
+    request.mutable_release_buffers()->set_device(device);
+    absl::StatusOr<wv1::Response> response = pool_->workers_[device]->Call(request);
+    if (!response.ok()) {
+      spdlog::warn("device {}: releasing the buffers kept for a sweep: {}", device,
+                   response.status().ToString());
+    }
+  }
+
  private:
   WorkerPool* const pool_;
   const BackendKind kind_;

@@ -240,6 +240,8 @@ void ToProto(const RunResult& r, v1::RunResult* out) {
     p->set_verification_seconds(r.phases.verification_seconds);
     p->set_counters_seconds(r.phases.counters_seconds);
     p->set_release_seconds(r.phases.release_seconds);
+    p->set_buffers_reused(r.phases.buffers_reused);
+    p->set_buffers_kept(r.phases.buffers_kept);
   }
   if (s.measurement.keep_samples) {
     v1::SampleTimes* samples = out->mutable_samples();

@@ -108,6 +108,9 @@ void Scheduler::Loop() {
     if (!items.ok()) {
       spdlog::warn("scheduled plan rejected this pass: {}", std::string(items.status().message()));
     } else {
+      // Consecutive items with the same buffers share them; a confirmation re-run between two
+      // ends the chain (its device frees what was kept before measuring it).
+      MarkBufferReuse(*items, engine_->backend().capabilities());
       int ok = 0, failed = 0, busy = 0, confirmations = 0;
       int unused_ok = 0, unused_failed = 0, unused_busy = 0;
       auto confirm = [&]() -> std::optional<bool> {

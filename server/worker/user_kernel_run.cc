@@ -53,6 +53,10 @@ absl::StatusOr<RunResult> MeasureUserKernelRun(Backend& backend, UserCompiler* c
   RunSpec run = spec;
   run.kernel = &binding->variant();
   run.verify_timed_samples = true;
+  // Never buffers another run's kernel touched, nor its own left for another (MeasureRun checks
+  // user_kernel too): a hostile kernel could leave data behind.
+  run.buffer_chain = 0;
+  run.keep_buffers = false;
   ASSIGN_OR_RETURN(RunResult result, MeasureRun(backend, run, device, cancelled, pool));
   if (!result.timed_sample_check.has_value()) {
     return absl::InternalError(absl::StrCat("the ", backend.name(),

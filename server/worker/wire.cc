@@ -117,7 +117,7 @@ namespace gpubench {
 // crossing the process boundary: these sizes break the build first (x86-64, GCC 12). Update the
 // list, then the size.
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
-static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
+static_assert(sizeof(RunSpec) == 288, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
 static_assert(sizeof(RunResult) == 2744, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
@@ -137,8 +137,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MeasurementOptions, warmup_launches, min_samp
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSpec, kernel, elements, shape, device_index,
                                    peer_device_index, geometry, block_size_source, cache_mode,
                                    measurement, verify, seed, verify_timed_samples, profile,
-                                   profile_forbidden, force, scheduled, max_warmup_seconds,
-                                   user_kernel)
+                                   profile_forbidden, force, scheduled, keep_buffers, buffer_chain,
+                                   max_warmup_seconds, user_kernel)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelComparison, role, kernel, median_seconds, metric,
                                    value, speedup, candidates, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelIntegrity, launch_count_applied, launch_count_source,
@@ -194,7 +194,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WindowAudit, unavailable_reason, source, laun
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AchievedCounters, achieved_occupancy, dram_throughput_percent,
                                    unavailable_reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunPhases, host_inputs_seconds, open_seconds, sampling_seconds,
-                                   verification_seconds, counters_seconds, release_seconds)
+                                   verification_seconds, counters_seconds, release_seconds,
+                                   buffers_reused, buffers_kept)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(
     RunResult, run_id, spec, backend, method, queued_at, started_at, finished_at, stats,
     hot_batch_size, throttled_samples, low_clock_samples, duty_cycle, noise_reached, stop_rule,

@@ -236,6 +236,11 @@ void Answer(const wv1::Request& request, Backend* backend, Runner* runner, Chann
     case wv1::Request::kCancel:
       runner->Cancel(request.cancel().run_request_id());
       return;
+    case wv1::Request::kReleaseBuffers:
+      // Between runs (the server sends it after a run's reply); the cache is thread-safe.
+      backend->ReleaseCachedBuffers(request.release_buffers().device());
+      Reply(channel, id, absl::OkStatus());
+      return;
     case wv1::Request::KIND_NOT_SET:
       break;
   }

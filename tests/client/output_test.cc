@@ -366,6 +366,30 @@ TEST(RenderResultDetail, DutyCycleAndItsPacing) {
       << RenderResultDetail(r);
 }
 
+TEST(RenderResultDetail, PhasesSayWhenBuffersWereReusedOrKept) {
+  v1::RunResult r = Result("add_f32", 1 << 20, 2e-6);
+  v1::RunPhases* p = r.mutable_measurement()->mutable_phases();
+  p->set_open_seconds(0.002);
+  EXPECT_NE(RenderResultDetail(r).find("open 0.002 s, sampling"), std::string::npos)
+      << RenderResultDetail(r);
+  EXPECT_EQ(RenderResultDetail(r).find("buffers"), std::string::npos);
+  p->set_buffers_kept(true);
+  EXPECT_NE(RenderResultDetail(r).find(
+                "release 0.000 s (in the worker); buffers kept for the next run of this sweep\n"),
+            std::string::npos)
+      << RenderResultDetail(r);
+  p->set_buffers_reused(true);
+  EXPECT_NE(RenderResultDetail(r).find("release 0.000 s (in the worker); buffers reused from the "
+                                       "previous run of this sweep and kept for the next\n"),
+            std::string::npos)
+      << RenderResultDetail(r);
+  p->set_buffers_kept(false);
+  EXPECT_NE(RenderResultDetail(r).find(
+                "(in the worker); buffers reused from the previous run of this sweep\n"),
+            std::string::npos)
+      << RenderResultDetail(r);
+}
+
 TEST(RenderResultDetail, PlacementPadOnlyWhenSet) {
   v1::RunResult r = Result("add_f16_l2keep", 16 << 20, 2.4e-5);
   EXPECT_EQ(RenderResultDetail(r).find("  placement"), std::string::npos);  // no pad: no line

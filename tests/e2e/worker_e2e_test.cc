@@ -254,6 +254,39 @@ TEST(Workers, InProcessModeStillMeasures) {
   EXPECT_TRUE(Verified(RunCli(RunArgs(server, "add_f32 --size=4Ki --device=1"), true)));
 }
 
+// Buffer reuse (docs/measurement.md, "buffer reuse") across the worker boundary and in-process:
+// the sweep's second item runs on the first's buffers and says so; on the buffers a correct add
+// of the same seed left, a kernel that writes nothing still fails verification.
+TEST(Workers, ASweepReusesItsBuffersAndStillCatchesWrongResults) {
+  for (const char* mode : {"--worker_mode=process", "--worker_mode=in_process"}) {
+    ServerProcess server({mode, "--test_fault_kernels"});
+    ASSERT_GT(server.port(), 0) << mode;
+    const std::string t = " --target=" + server.target();
+    CliResult sweep = RunCli("sweep --kernels=add_f32,add_f32x4 --sizes=1Mi --format=jsonl" + t);
+    ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+    std::vector<std::string> lines = absl::StrSplit(sweep.out, '\n', absl::SkipEmpty());
+    ASSERT_EQ(lines.size(), 2u) << sweep.out;
+    EXPECT_THAT(lines[0], HasSubstr("\"buffersReused\":false,\"buffersKept\":true")) << mode;
+    EXPECT_THAT(lines[0], Not(HasSubstr("buffers reused")));
+    EXPECT_THAT(lines[1], HasSubstr("\"buffersReused\":true,\"buffersKept\":false")) << mode;
+    EXPECT_THAT(lines[1], HasSubstr("buffers reused from the previous run of this sweep"));
+    EXPECT_THAT(lines[1], HasSubstr("\"passed\":true"));
+
+    // A single run keeps nothing.
+    CliResult single = RunCli(RunArgs(server, "add_f32 --size=1Mi --format=jsonl"));
+    ASSERT_EQ(single.exit_code, 0) << single.out;
+    EXPECT_THAT(single.out, HasSubstr("\"buffersReused\":false,\"buffersKept\":false"));
+
+    CliResult wrong = RunCli(
+        "sweep --kernels=add_f32,test_write_nothing_add_f32 --sizes=1Mi --seed=7 --format=jsonl" +
+            t,
+        true);
+    EXPECT_EQ(wrong.exit_code, 1) << wrong.out;
+    EXPECT_THAT(wrong.out, HasSubstr("verification failed for test_write_nothing_add_f32")) << mode;
+    EXPECT_THAT(wrong.out, HasSubstr("1048576 of 1048576 elements")) << mode;
+  }
+}
+
 TEST(Workers, UnusableWorkerFlagsStopStartUp) {
   for (const std::string& flag :
        {std::string("--worker_mode=threads"), std::string("--worker_binary=/nonexistent/worker"),

@@ -57,13 +57,34 @@ struct FakeScript {
   // host reference as a device check would, then reported the device's way), so the engine's
   // device-verification path runs without a GPU. corrupt_output applies to it too.
   bool verify_on_device = false;
+  // Buffer reuse: counts Backend::ReleaseCachedBuffers calls. The buffers the fake's CPU sessions
+  // keep (Session::KeepBuffers) come out of free_memory_bytes while kept, as a GPU's would.
+  std::atomic<int>* buffer_releases = nullptr;
 };
 
 class FakeSession final : public Session {
  public:
   FakeSession(std::unique_ptr<Session> real, const FakeScript& script, const KernelVariant& variant,
-              const HostData& data)
-      : real_(std::move(real)), script_(script), variant_(variant), data_(data) {}
+              const HostData& data, std::atomic<int64_t>* kept_bytes)
+      : real_(std::move(real)),
+        script_(script),
+        variant_(variant),
+        data_(data),
+        kept_bytes_(kept_bytes) {}
+  ~FakeSession() override {
+    real_.reset();
+    if (!keep_) return;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < variant_.family->buffers.size(); ++i) {
+      bytes += BufferBytes(variant_, data_.shape, static_cast<int>(i));
+    }
+    *kept_bytes_ = bytes;
+  }
+  bool BuffersReused() const override { return real_->BuffersReused(); }
+  bool KeepBuffers() override {
+    keep_ = real_->KeepBuffers();
+    return keep_;
+  }
   const LaunchGeometry& geometry() const override { return real_->geometry(); }
   absl::Status Warmup(int) override { return absl::OkStatus(); }
   absl::Status SetTimer(TimerStrategy strategy) override {
@@ -192,6 +213,8 @@ class FakeSession final : public Session {
   const FakeScript& script_;
   const KernelVariant& variant_;
   const HostData& data_;
+  std::atomic<int64_t>* const kept_bytes_;
+  bool keep_ = false;
   int sample_ = 0;
   TimerStrategy timer_ = TimerStrategy::kBackendClock;
   bool audit_ = false;
@@ -226,7 +249,7 @@ class FakeBackend final : public Backend {
     d.max_threads_per_block = 1024;
     d.sm_clock_hz = script_.default_clock_hz;
     d.peak_bandwidth_bytes_per_second = 1e12;
-    d.free_memory_bytes = script_.free_memory_bytes;
+    d.free_memory_bytes = script_.free_memory_bytes - kept_bytes_.load();
     d.multiprocessor_count = script_.multiprocessor_count;
     d.max_threads_per_multiprocessor = script_.max_threads_per_multiprocessor;
     d.compute_capability_major = script_.compute_capability / 10;
@@ -241,15 +264,24 @@ class FakeBackend final : public Backend {
     if (script_.opened_placement_pads != nullptr) {
       script_.opened_placement_pads->push_back(data.placement_pad_bytes);
     }
+    kept_bytes_ = 0;  // the CPU backend's Open took the kept buffers, or freed them
     auto real = cpu_->Open(device.index, variant, geometry, data);
     if (!real.ok()) return real.status();
-    return std::unique_ptr<Session>(new FakeSession(*std::move(real), script_, variant, data));
+    return std::unique_ptr<Session>(
+        new FakeSession(*std::move(real), script_, variant, data, &kept_bytes_));
+  }
+  void ReleaseCachedBuffers(int device) override {
+    if (script_.buffer_releases != nullptr) ++*script_.buffer_releases;
+    cpu_->ReleaseCachedBuffers(device);
+    kept_bytes_ = 0;
   }
   FakeScript& script() { return script_; }
+  int64_t kept_bytes() const { return kept_bytes_.load(); }
 
  private:
   FakeScript script_;
   std::unique_ptr<Backend> cpu_;
+  std::atomic<int64_t> kept_bytes_{0};  // what the CPU sessions kept (one device's worth)
 };
 
 }  // namespace gpubench::testing

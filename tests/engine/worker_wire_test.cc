@@ -35,6 +35,8 @@ TEST(WorkerWire, RunSpecRoundTrips) {
   spec.seed = 0xfedcba9876543210ull;
   spec.profile = true;
   spec.scheduled = true;
+  spec.keep_buffers = true;
+  spec.buffer_chain = 0x0123456789abcdefull;
   spec.max_warmup_seconds = 2.5;
   absl::StatusOr<RunSpec> back = DecodeRunSpec(EncodeRunSpec(spec));
   ASSERT_TRUE(back.ok()) << back.status();
@@ -53,6 +55,8 @@ TEST(WorkerWire, RunSpecRoundTrips) {
   EXPECT_EQ(back->seed, spec.seed);
   EXPECT_TRUE(back->profile);
   EXPECT_TRUE(back->scheduled);
+  EXPECT_TRUE(back->keep_buffers);
+  EXPECT_EQ(back->buffer_chain, spec.buffer_chain);
   EXPECT_EQ(back->max_warmup_seconds, 2.5);
 }
 
@@ -100,6 +104,9 @@ TEST(WorkerWire, RunResultRoundTripsWithOptionalsNaNAndTimes) {
   TallyWindow(2, WindowActivity{.operations = 2, .kernels = 1, .foreign_kernels = 3}, &audit);
   TallyWindow(3, std::nullopt, &audit);
   audit.kernel_median_seconds = 9e-6;
+  r.phases.open_seconds = 0.25;
+  r.phases.buffers_reused = true;
+  r.phases.buffers_kept = true;
   absl::StatusOr<RunResult> back = DecodeRunResult(EncodeRunResult(r));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->run_id, "abc");
@@ -136,6 +143,9 @@ TEST(WorkerWire, RunResultRoundTripsWithOptionalsNaNAndTimes) {
   EXPECT_EQ(back->window_audit->unrecorded_windows, 1);
   EXPECT_EQ(back->window_audit->kernel_median_seconds, 9e-6);
   EXPECT_FALSE(back->window_audit->timer_median_seconds.has_value());
+  EXPECT_EQ(back->phases.open_seconds, 0.25);
+  EXPECT_TRUE(back->phases.buffers_reused);
+  EXPECT_TRUE(back->phases.buffers_kept);
 }
 
 TEST(WorkerWire, StatusesKeepCodeMessageAndMarkers) {

@@ -32,8 +32,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Once per process, whichever test of this binary registers them first (buffer_reuse tests do
+// too).
 void RegisterWrongResultVariantsOnce() {
-  static const absl::Status registered = RegisterVariants(TestWrongResultVariants());
+  if (FindKernel("test_write_nothing_add_f32").ok()) return;
+  const absl::Status registered = RegisterVariants(TestWrongResultVariants());
   ASSERT_TRUE(registered.ok()) << registered;
 }
 
