@@ -119,7 +119,7 @@ namespace gpubench {
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
 static_assert(sizeof(RunSpec) == 288, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2744, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2760, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
