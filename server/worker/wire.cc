@@ -117,9 +117,9 @@ namespace gpubench {
 // crossing the process boundary: these sizes break the build first (x86-64, GCC 12). Update the
 // list, then the size.
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
-static_assert(sizeof(RunSpec) == 280, "new RunSpec field: list it below");
+static_assert(sizeof(RunSpec) == 288, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2344, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2352, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
@@ -138,7 +138,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSpec, kernel, elements, shape, device_inde
                                    peer_device_index, geometry, block_size_source, cache_mode,
                                    measurement, verify, seed, verify_timed_samples, profile,
                                    profile_forbidden, force, scheduled, max_warmup_seconds,
-                                   user_kernel)
+                                   user_kernel, user_context)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelComparison, role, kernel, median_seconds, metric,
                                    value, speedup, candidates, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelReport, kind, entry, lowered_name, code_sha256,

@@ -2,20 +2,28 @@
 // off without --allow_user_kernels; with it, every compile check runs in the worker (NVRTC for
 // compute_90) and the CPU backend then answers FAILED_PRECONDITION with the reason; a bad source
 // gets INVALID_ARGUMENT with NVRTC's file:line and the device keeps serving; the server refuses to
-// start with the flag on a non-loopback address without a token or mutual TLS.
+// start with the flag on a non-loopback address without a token or mutual TLS. User kernels run
+// in each device's user-kernel worker: started by the first user-kernel run, stopped when idle,
+// its faults its own.
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gpubench/v1/benchmark.grpc.pb.h"
+#include "tests/e2e/raw_http2.h"
 #include "tests/e2e/server_process.h"
 
 namespace gpubench {
@@ -74,6 +82,52 @@ void ExpectAVerifiedCatalogRun(const ServerProcess& server) {
   const grpc::Status s = RunRpc(server, CatalogRun(), &response);
   EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_TRUE(response.result().verification().passed());
+}
+
+// PTX is passed to the device as is: these runs need no NVRTC, and the CPU backend's user-kernel
+// worker answers them FAILED_PRECONDITION "cannot run a user kernel".
+constexpr char kPtx[] = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry my_add(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 n) { ret; }
+)";
+
+v1::RunBenchmarkRequest PtxRun() {
+  v1::RunBenchmarkRequest r = UserRun("");
+  r.mutable_user_kernel()->set_ptx(kPtx);
+  r.mutable_user_kernel()->set_dtype("f32");
+  return r;
+}
+
+void ExpectTheCpuBackendsAnswer(const grpc::Status& s) {
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("cannot run a user kernel"));
+}
+
+std::set<pid_t> WorkersOfRole(const ServerProcess& server, const std::string& role) {
+  return WorkerPidsOfRole(server.pid(), role);
+}
+
+// The value of the first series of `name` on /metrics whose labels hold every one of `labels`,
+// or -1.
+double Series(const ServerProcess& server, const std::string& name,
+              const std::vector<std::string>& labels) {
+  const std::string body = HttpGet(server.metrics_port(), "/metrics");
+  for (absl::string_view line : absl::StrSplit(body, '\n')) {
+    if (!absl::StartsWith(line, name + "{")) continue;
+    bool all = true;
+    for (const std::string& l : labels) all = all && absl::StrContains(line, l);
+    if (all) return std::stod(std::string(line.substr(line.rfind(' ') + 1)));
+  }
+  return -1;
+}
+
+// Waits up to 15 s for `done`.
+bool Eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 300 && !done(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
 }
 
 std::pair<int, std::string> StartupFailure(const std::vector<std::string>& flags) {
@@ -237,6 +291,105 @@ TEST(UserKernels, RunsInFlightArePerClient) {
   grpc::Status again = RunRpc(server, UserRun(kAddF16));
   EXPECT_NE(again.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << again.error_message();
 }
+
+// The first user-kernel run starts the device's user-kernel worker (a second gpubench_worker,
+// --role=user; /metrics' gpubench_user_kernel_worker_running goes 1); catalog runs go on in the
+// catalog worker, whose process is the same; after --user_kernel_worker_idle_seconds without a
+// run the user-kernel worker exits (the gauge 0 again) and the next user kernel starts a new one.
+TEST(UserKernels, TheUserWorkerStartsOnDemandAndStopsWhenIdle) {
+  ServerProcess server(
+      {"--allow_user_kernels", "--cpu_devices=1", "--user_kernel_worker_idle_seconds=2"});
+  const std::vector<std::string> device0 = {"device=\"0\""};
+  const std::set<pid_t> catalog = WorkersOfRole(server, "catalog");
+  ASSERT_EQ(catalog.size(), 1u) << server.Log();
+  EXPECT_TRUE(WorkersOfRole(server, "user").empty());
+  EXPECT_EQ(Series(server, "gpubench_user_kernel_worker_running", device0), 0);
+  auto stub = v1::Benchmark::NewStub(server.Channel());
+  grpc::ClientContext info_context;
+  v1::GetServerInfoResponse info;
+  ASSERT_TRUE(stub->GetServerInfo(&info_context, {}, &info).ok());
+  EXPECT_EQ(info.limits().user_kernel_worker_idle_seconds(), 2);
+
+  ExpectAVerifiedCatalogRun(server);
+  EXPECT_TRUE(WorkersOfRole(server, "user").empty()) << "a catalog run started the user worker";
+
+  ExpectTheCpuBackendsAnswer(RunRpc(server, PtxRun()));
+  const std::set<pid_t> user = WorkersOfRole(server, "user");
+  EXPECT_EQ(user.size(), 1u);
+  EXPECT_EQ(Series(server, "gpubench_user_kernel_worker_running", device0), 1);
+  // The user-kernel worker refuses catalog runs: a verified one came from the catalog worker.
+  ExpectAVerifiedCatalogRun(server);
+  EXPECT_EQ(WorkersOfRole(server, "catalog"), catalog);
+
+  EXPECT_TRUE(Eventually([&] { return WorkersOfRole(server, "user").empty(); })) << server.Log();
+  EXPECT_TRUE(Eventually(
+      [&] { return Series(server, "gpubench_user_kernel_worker_running", device0) == 0; }));
+  EXPECT_THAT(server.Log(), HasSubstr("stopped after 2s without a run"));
+  ExpectTheCpuBackendsAnswer(RunRpc(server, PtxRun()));
+  const std::set<pid_t> again = WorkersOfRole(server, "user");
+  EXPECT_EQ(again.size(), 1u);
+  EXPECT_NE(again, user);
+  EXPECT_EQ(WorkersOfRole(server, "catalog"), catalog);
+  // No fault was counted: an idle stop is not one.
+  EXPECT_EQ(Series(server, "gpubench_worker_restarts_total", {}), -1);
+  // A stop signal ends both workers, the running user-kernel worker too.
+  EXPECT_EQ(server.SignalAndWait(SIGTERM, std::chrono::seconds(15)), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::set<pid_t> all = again;
+  all.insert(catalog.begin(), catalog.end());
+  for (pid_t w : all) {
+    // Gone, or at most a zombie of a parent that exited (init reaps it).
+    std::ifstream stat(absl::StrCat("/proc/", w, "/stat"));
+    const std::string text((std::istreambuf_iterator<char>(stat)), {});
+    EXPECT_TRUE(text.empty() || absl::StrContains(text, ") Z ")) << text;
+  }
+}
+
+#if GPUBENCH_TEST_HAVE_NVRTC
+// The user-kernel worker killed in the middle of a run (compiling a source that would take long):
+// the run answers UNAVAILABLE naming the user-kernel worker; the fault counts as
+// {fault="user_kernel", worker="user"} and not toward the device, which stays SERVING and up even
+// with --worker_max_faults=1; the catalog worker's process is the same; the next user kernel gets
+// a new user-kernel worker.
+TEST(UserKernels, AUserWorkerKilledMidRunRestartsOnlyItself) {
+  ServerProcess server({"--allow_user_kernels", "--cpu_devices=1", "--worker_max_faults=1",
+                        "--user_kernel_compile_seconds=120"});
+  const std::set<pid_t> catalog = WorkersOfRole(server, "catalog");
+  ASSERT_EQ(catalog.size(), 1u) << server.Log();
+  const std::string slow = absl::StrCat(
+      "template <int N, int K> struct X {\n"
+      "  static constexpr long long v = X<N - 1, 2 * K>::v + X<N - 1, 2 * K + 1>::v;\n};\n"
+      "template <int K> struct X<0, K> { static constexpr long long v = 1; };\n"
+      "__device__ long long sink = X<30, 0>::v;\n",
+      kAddF16);
+  grpc::Status killed;
+  std::thread run([&] { killed = RunRpc(server, UserRun(slow)); });
+  ASSERT_TRUE(Eventually([&] { return !WorkersOfRole(server, "user").empty(); }));
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // its Hello, then the compile
+  const std::set<pid_t> user = WorkersOfRole(server, "user");
+  ASSERT_EQ(user.size(), 1u);
+  kill(*user.begin(), SIGKILL);
+  run.join();
+  EXPECT_EQ(killed.error_code(), grpc::StatusCode::UNAVAILABLE) << killed.error_message();
+  EXPECT_THAT(killed.error_message(), HasSubstr("the user-kernel worker of CPU-"));
+  EXPECT_THAT(killed.error_message(), HasSubstr("died with SIGKILL during user_kernel 64Ki cold"));
+  EXPECT_THAT(killed.error_message(), HasSubstr("not counted toward the device's health"));
+  EXPECT_EQ(WorkersOfRole(server, "catalog"), catalog);
+  EXPECT_EQ(RunProgram(GPUBENCH_HEALTH_CHECK_BINARY, server.target() + " gpubench/device/0").out,
+            "SERVING\n");
+  EXPECT_EQ(Series(server, "gpubench_device_up", {"device=\"0\""}), 1);
+  EXPECT_EQ(Series(server, "gpubench_worker_restarts_total",
+                   {"fault=\"user_kernel\"", "worker=\"user\""}),
+            1);
+  EXPECT_EQ(Series(server, "gpubench_worker_restarts_total", {"worker=\"catalog\""}), -1);
+  ExpectAVerifiedCatalogRun(server);
+  ExpectTheCpuBackendsAnswer(RunRpc(server, PtxRun()));
+  const std::set<pid_t> next = WorkersOfRole(server, "user");
+  EXPECT_EQ(next.size(), 1u);
+  EXPECT_NE(next, user);
+  EXPECT_EQ(WorkersOfRole(server, "catalog"), catalog);
+}
+#endif
 
 TEST(UserKernels, StartupRefusesANonLoopbackAddressWithoutAuthentication) {
   auto [code, log] = StartupFailure({"--listen=0.0.0.0:0", "--allow_user_kernels"});
