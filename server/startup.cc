@@ -608,6 +608,7 @@ v1::GetServerInfoResponse ServerInfoFor(const ServerConfig& config) {
   info.mutable_limits()->set_max_concurrent_streams(config.max_concurrent_streams);
   info.mutable_limits()->set_user_kernel_worker_idle_seconds(
       config.user_kernels.allow ? config.user_kernels.worker_idle_seconds : 0);
+  info.mutable_limits()->set_user_kernel_sweeps(true);
   info.set_tls(!config.tls.cert.empty());
   return info;
 }

@@ -47,7 +47,8 @@ int Info(const Invocation& invocation) {
   if (l.allow_user_kernels()) {
     std::cout << "user kernels    allowed, at most " << l.max_user_kernel_bytes()
               << " bytes; each device's user-kernel worker stops after "
-              << l.user_kernel_worker_idle_seconds() << " s idle\n";
+              << l.user_kernel_worker_idle_seconds() << " s idle"
+              << (l.user_kernel_sweeps() ? "; sweeps take them" : "") << "\n";
   } else {
     std::cout << "user kernels    off (--allow_user_kernels)\n";
   }

@@ -4,7 +4,7 @@
 // gets INVALID_ARGUMENT with NVRTC's file:line and the device keeps serving; the server refuses to
 // start with the flag on a non-loopback address without a token or mutual TLS. User kernels run
 // in each device's user-kernel worker: started by the first user-kernel run, stopped when idle,
-// its faults its own.
+// its faults its own; sweeps carry a user kernel; scheduled plans refuse one.
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -309,6 +309,7 @@ TEST(UserKernels, TheUserWorkerStartsOnDemandAndStopsWhenIdle) {
   v1::GetServerInfoResponse info;
   ASSERT_TRUE(stub->GetServerInfo(&info_context, {}, &info).ok());
   EXPECT_EQ(info.limits().user_kernel_worker_idle_seconds(), 2);
+  EXPECT_TRUE(info.limits().user_kernel_sweeps());
 
   ExpectAVerifiedCatalogRun(server);
   EXPECT_TRUE(WorkersOfRole(server, "user").empty()) << "a catalog run started the user worker";
@@ -390,6 +391,96 @@ TEST(UserKernels, AUserWorkerKilledMidRunRestartsOnlyItself) {
   EXPECT_EQ(WorkersOfRole(server, "catalog"), catalog);
 }
 #endif
+
+// A sweep that carries a user kernel streams one answer per size x block size (here each the CPU
+// backend's FAILED_PRECONDITION, as an item error naming its size and launch) and ends OK; the
+// CLI's `sweep --ptx` sends the same. A sweep with kernels beside it, or on a server without
+// --allow_user_kernels, fails as a whole at once.
+TEST(UserKernels, ASweepOfAUserKernelAnswersEachItem) {
+  ServerProcess server({"--allow_user_kernels", "--cpu_devices=1"});
+  v1::RunSweepRequest sweep;
+  *sweep.mutable_user_kernel() = PtxRun().user_kernel();
+  for (int64_t size : {1024, 2048, 4096}) sweep.add_sizes(size);
+  for (int block : {128, 256}) sweep.add_block_sizes(block);
+  auto stub = v1::Benchmark::NewStub(server.Channel());
+  {
+    grpc::ClientContext c;
+    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+    auto reader = stub->RunSweep(&c, sweep);
+    v1::RunSweepResponse event;
+    std::vector<v1::SweepItemError> errors;
+    int results = 0;
+    while (reader->Read(&event)) {
+      if (event.has_error()) errors.push_back(event.error());
+      results += event.has_result();
+    }
+    ASSERT_TRUE(reader->Finish().ok());
+    EXPECT_EQ(results, 0);
+    ASSERT_EQ(errors.size(), 6u);
+    for (size_t i = 0; i < errors.size(); ++i) {
+      EXPECT_EQ(errors[i].index(), static_cast<int>(i) + 1);
+      EXPECT_EQ(errors[i].kernel(), "user_kernel");
+      EXPECT_EQ(errors[i].elements(), sweep.sizes(static_cast<int>(i) / 2));
+      EXPECT_EQ(errors[i].block_size(), sweep.block_sizes(static_cast<int>(i) % 2));
+      EXPECT_EQ(errors[i].code(), static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
+      EXPECT_THAT(errors[i].message(), HasSubstr("cannot run a user kernel"));
+    }
+  }
+  const std::string ptx = server.dir() + "/my_add.ptx";
+  std::ofstream(ptx) << kPtx;
+  const CliResult cli = RunCli(absl::StrCat("sweep --ptx=", ptx,
+                                            " --entry=my_add --family=elementwise_add --dtype=f32 "
+                                            "--sizes=1Ki,4Ki --format=jsonl --target=",
+                                            server.target()),
+                               /*with_stderr=*/true);
+  EXPECT_EQ(cli.exit_code, 1) << cli.out;  // items failed
+  std::vector<std::string> lines = absl::StrSplit(cli.out, '\n', absl::SkipEmpty());
+  int error_lines = 0;
+  for (const std::string& line : lines) {  // jsonl's lines; the progress on stderr is not one
+    error_lines +=
+        absl::StartsWith(line, "{\"error\"") && absl::StrContains(line, "cannot run a user kernel");
+  }
+  EXPECT_EQ(error_lines, 2) << cli.out;
+  // gpubench autotune does not take a user kernel: a sweep of its block sizes does that job.
+  const CliResult autotune =
+      RunCli(absl::StrCat("autotune --ptx=", ptx, " --size=1Ki --target=", server.target()), true);
+  EXPECT_EQ(autotune.exit_code, 2) << autotune.out;
+  EXPECT_THAT(autotune.out, HasSubstr("for a user kernel, sweep its block sizes"));
+
+  v1::RunSweepRequest mixed = sweep;
+  mixed.add_kernels("add_f32");
+  grpc::ClientContext c1;
+  auto r1 = stub->RunSweep(&c1, mixed);
+  v1::RunSweepResponse ignored;
+  while (r1->Read(&ignored)) {
+  }
+  grpc::Status s1 = r1->Finish();
+  EXPECT_EQ(s1.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s1.error_message(), HasSubstr("kernels and user_kernel are exclusive"));
+
+  ServerProcess off({"--cpu_devices=1"});
+  auto off_stub = v1::Benchmark::NewStub(off.Channel());
+  grpc::ClientContext c2;
+  auto r2 = off_stub->RunSweep(&c2, sweep);
+  while (r2->Read(&ignored)) {
+  }
+  grpc::Status s2 = r2->Finish();
+  EXPECT_EQ(s2.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(s2.error_message(), HasSubstr("--allow_user_kernels"));
+}
+
+// A scheduled plan carrying a user kernel: the server refuses to start, saying so.
+TEST(UserKernels, AScheduledPlanWithAUserKernelIsRefusedAtStart) {
+  const std::string plan =
+      ::testing::TempDir() + "/gpubench_uk_schedule_" + std::to_string(getpid()) + ".json";
+  std::ofstream(plan) << R"({"sweeps": [{"kernels": ["add_f32"], "sizes": ["1024"]},
+      {"userKernel": {"ptx": "x", "entry": "my_add", "family": "elementwise_add",
+       "dtype": "f32", "launch": {"blockSize": 256}}, "sizes": ["1024"]}]})";
+  auto [code, log] = StartupFailure({"--allow_user_kernels", "--schedule_plan=" + plan});
+  EXPECT_EQ(code, 2) << log;
+  EXPECT_THAT(log, HasSubstr("sweep 2 of the plan carries a user_kernel: scheduled plans run "
+                             "catalog kernels only"));
+}
 
 TEST(UserKernels, StartupRefusesANonLoopbackAddressWithoutAuthentication) {
   auto [code, log] = StartupFailure({"--listen=0.0.0.0:0", "--allow_user_kernels"});
