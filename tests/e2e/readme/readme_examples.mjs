@@ -18,8 +18,9 @@
 //     scaled the same way;
 //   - the server's sampling budget is 0.25 s by default (--default_timeout_seconds), and a
 //     plan's timeoutSeconds is capped to it: the README's CPU examples would take minutes;
-//   - fleet's plan.json is the docs' plan block; its --baseline is a report made first.
-//   - a user kernel (run, sweep, RunBenchmark, RunSweep) on the CPU
+//   - fleet's plan.json is the docs' plan block; its --baseline is a report made first;
+//     user-plan.json is the docs' user-kernel plan block (docs/fleet.md, "A user-kernel plan").
+//   - a user kernel (run, sweep, RunBenchmark, RunSweep, a fleet plan's user sweep) on the CPU
 //     backend answers FAILED_PRECONDITION after the compile checks passed, as documented: that
 //     answer, and no other, is accepted for each of its runs.
 // Commands that are not gpubench's (docker, buildah, scripts, ncu/nsys, jq) are listed as not run,
@@ -127,6 +128,13 @@ export function shellWords(text) {
 function extractPlan(markdown) {
   const match = markdown.match(/A plan is a `RunSweepRequest`[\s\S]*?```json\n([\s\S]*?)```/);
   if (!match) throw new Error('docs: no plan JSON block after "A plan is a `RunSweepRequest`"');
+  return JSON.parse(match[1]);
+}
+
+// The docs' user-kernel plan (the ```json block after "A user-kernel plan").
+function extractUserPlan(markdown) {
+  const match = markdown.match(/A user-kernel plan[\s\S]*?```json\n([\s\S]*?)```/);
+  if (!match) throw new Error('docs: no plan JSON block after "A user-kernel plan"');
   return JSON.parse(match[1]);
 }
 
@@ -367,6 +375,15 @@ function gpubench(words, context) {
     notes.push(`${items.length} item errors, each the CPU backend's documented answer to a user kernel`);
     return { output: r.stdout, notes };
   }
+  if (args[0] === 'fleet' && args.includes('--plan=user-plan.json')) {
+    // The catalog sweep's rows, then the user sweep's items: errors on the CPU backend (exit 1).
+    const failed = r.stdout.split('\n').filter((l) => l.startsWith('FAILED '));
+    if (r.code !== 1 || failed.length !== 1 || !/plan item\(s\) failed: user:my_add@[0-9a-f]{12} /.test(failed[0])) {
+      throw new Error(`exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    }
+    cpuUserKernelOutcome(true, `FAILED_PRECONDITION: ${failed[0]}`, notes, '');
+    return { output: r.stdout, notes };
+  }
   if (!accepted.includes(r.code)) {
     throw new Error(`exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
   }
@@ -472,6 +489,8 @@ async function main() {
     // What the fleet examples read: the README's plan, a targets file, last week's report.
     const plan = adaptBody(extractPlan(markdown), []);
     fs.writeFileSync(path.join(cwd, 'plan.json'), JSON.stringify(plan));
+    fs.writeFileSync(path.join(cwd, 'user-plan.json'),
+                     JSON.stringify(adaptBody(extractUserPlan(markdown), [])));
     fs.writeFileSync(path.join(cwd, 'nodes.txt'), `${target}\n`);
     const baseline = runCli(['fleet', '--plan=plan.json', `--dns=${target}`, '--format=json',
                              '--report_file=last-week.json', '--progress=false'], cwd);
