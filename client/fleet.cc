@@ -4,6 +4,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 #include <netdb.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -73,13 +74,39 @@ std::chrono::system_clock::time_point ToSystem(std::chrono::steady_clock::time_p
 
 const char* ModeName(v1::CacheMode mode) { return mode == v1::HOT ? "hot" : "cold"; }
 
+// "ENTRY@HASH": a user kernel's entry and the first 12 hex digits of its code's SHA-256 (the hash
+// git shows of a commit: enough to tell a user's revisions apart in one report).
+std::string UserKernelId(const std::string& entry, const std::string& sha256_hex) {
+  return absl::StrCat(entry, "@", sha256_hex.substr(0, 12));
+}
+
+// The SHA-256 of a user kernel's code in hex: the server's UserKernelReport.code_sha256 of the
+// same submitted bytes.
+std::string CodeSha256(const v1::UserKernel& k) {
+  const std::string& code = k.has_ptx() ? k.ptx() : k.has_cubin() ? k.cubin() : k.source();
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(code.data(), code.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    absl::StrAppend(&hex, absl::Hex(digest[i], absl::kZeroPad2));
+  }
+  return hex;
+}
+
+// What a row measured, as summaries, outliers, regressions and the table name it: the catalog
+// kernel, or "user:ENTRY@HASH" for a user kernel (all of whose rows have kernel "user_kernel").
+std::string KernelOf(const v1::FleetRow& r) {
+  return r.user_kernel().empty() ? r.kernel() : absl::StrCat("user:", r.user_kernel());
+}
+
 // What identifies a measurement: where it ran (node, GPU) and what it measured.
 using MeasurementKey = std::tuple<std::string, int64_t, int, int, int>;
 using RowKey = std::tuple<std::string, std::string, MeasurementKey>;
 
 MeasurementKey MeasurementOf(const v1::FleetRow& r) {
   // COLD and CACHE_MODE_UNSPECIFIED mean the same.
-  return {r.kernel(), r.elements(), r.cache_mode() == v1::HOT ? v1::HOT : v1::COLD, r.block_size(),
+  return {KernelOf(r), r.elements(), r.cache_mode() == v1::HOT ? v1::HOT : v1::COLD, r.block_size(),
           r.items_per_thread()};
 }
 
@@ -153,6 +180,10 @@ void FillRow(const v1::RunResult& r, const std::string& target, v1::FleetRow* ro
   row->set_driver_version(r.device().driver_version());
   row->set_target(target);
   row->set_kernel(r.request().kernel());
+  if (r.has_user_kernel()) {
+    row->set_user_kernel(UserKernelId(r.user_kernel().entry(), r.user_kernel().code_sha256()));
+    row->set_user_kernel_sha256(r.user_kernel().code_sha256());
+  }
   row->set_dtype(r.request().dtype());
   row->set_elements(r.request().elements());
   row->set_cache_mode(r.request().cache_mode() == v1::HOT ? v1::HOT : v1::COLD);
@@ -198,7 +229,7 @@ void FillRegressionFrom(const v1::FleetRow& r, v1::FleetRegression* g) {
   g->set_gpu_uuid(r.gpu_uuid());
   g->set_gpu_model(r.gpu_model());
   g->set_target(r.target());
-  g->set_kernel(r.kernel());
+  g->set_kernel(KernelOf(r));
   g->set_elements(r.elements());
   g->set_cache_mode(r.cache_mode());
   g->set_block_size(r.block_size());
@@ -215,7 +246,9 @@ void FindSdcSuspects(v1::FleetReport* report) {
   std::map<SdcKey, std::map<std::string, const v1::FleetRow*>> groups;  // by GPU: one row each
   for (const v1::FleetTarget& t : report->targets()) {
     for (const v1::FleetRow& r : t.rows()) {
-      if (!r.has_output_hash()) continue;
+      // A user kernel's inputs come from a fresh seed on every run: no two GPUs share one, and a
+      // replay by seed is refused.
+      if (!r.has_output_hash() || !r.user_kernel().empty()) continue;
       groups[{r.gpu_model(), r.driver_version(), r.kernel(), r.elements(), r.seed()}].emplace(
           absl::StrCat(r.node_name(), "/", r.gpu_uuid()), &r);
     }
@@ -339,6 +372,7 @@ v1::FleetReport RunFleet(
         out.set_attempts(out.attempts() + 1);
         out.clear_rows();
         out.clear_error();
+        out.clear_skipped();
         auto channel = make_channel(out.target());
         auto stub = v1::Benchmark::NewStub(channel);
         grpc::Status status;
@@ -366,15 +400,56 @@ v1::FleetReport RunFleet(
           say(absl::StrCat(out.target(), ": node ", out.node_name(), ", running on ", device.name(),
                            " (attempt ", out.attempts(), ")"));
           // The plan's sweeps in order, each its own stream; the first failed stream ends the
-          // attempt (a retry runs the whole plan again).
-          std::vector<const v1::RunSweepRequest*> sweeps;
-          for (const v1::RunSweepRequest& sweep : plan.sweeps()) sweeps.push_back(&sweep);
+          // attempt (a retry runs the whole plan again). Each with its 1-based place in the plan.
+          std::vector<std::pair<int, const v1::RunSweepRequest*>> sweeps;
+          for (const v1::RunSweepRequest& sweep : plan.sweeps()) {
+            sweeps.emplace_back(static_cast<int>(sweeps.size()) + 1, &sweep);
+          }
           if (device_count >= 2) {  // peer sweeps need a second device
-            for (const v1::RunSweepRequest& sweep : plan.multi_device_sweeps()) {
-              sweeps.push_back(&sweep);
+            for (int j = 0; j < plan.multi_device_sweeps_size(); ++j) {
+              sweeps.emplace_back(plan.sweeps_size() + j + 1, &plan.multi_device_sweeps(j));
             }
           }
-          for (const v1::RunSweepRequest* sweep : sweeps) {
+          // A user-kernel sweep runs only where the server allows user kernels; elsewhere it is
+          // a skip that says why, not a failure: one node without --allow_user_kernels must not
+          // fail the fleet or hide its catalog rows.
+          std::string user_kernels_refused;
+          if (std::any_of(sweeps.begin(), sweeps.end(),
+                          [](const auto& s) { return s.second->has_user_kernel(); })) {
+            grpc::ClientContext ctx;
+            decorate(&ctx);
+            ctx.set_deadline(std::min(ToSystem(deadline),
+                                      std::chrono::system_clock::now() + std::chrono::seconds(15)));
+            v1::GetServerInfoResponse info;
+            status = stub->GetServerInfo(&ctx, {}, &info);
+            if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+              status = grpc::Status::OK;
+              user_kernels_refused = "the server predates user kernels (no GetServerInfo)";
+            } else if (status.ok() && !info.limits().allow_user_kernels()) {
+              user_kernels_refused =
+                  "the server does not allow user kernels (it runs without --allow_user_kernels)";
+            } else if (status.ok() && !info.limits().user_kernel_sweeps()) {
+              user_kernels_refused = absl::StrCat("the server's version (", info.version(),
+                                                  ") does not take user kernels in sweeps");
+            }
+          }
+          for (const auto& [sweep_number, sweep] : sweeps) {
+            if (!status.ok()) break;
+            // "user:ENTRY@HASH": how this sweep's rows, errors and skips name its user kernel.
+            const std::string user_kernel =
+                sweep->has_user_kernel()
+                    ? absl::StrCat("user:", UserKernelId(sweep->user_kernel().entry(),
+                                                         CodeSha256(sweep->user_kernel())))
+                    : "";
+            if (!user_kernel.empty() && !user_kernels_refused.empty()) {
+              v1::FleetSkip* skip = out.add_skipped();
+              skip->set_sweep(sweep_number);
+              skip->set_kernel(user_kernel);
+              skip->set_reason(user_kernels_refused);
+              say(absl::StrCat(out.target(), ": skipped sweep ", sweep_number, " (", user_kernel,
+                               "): ", user_kernels_refused));
+              continue;
+            }
             grpc::ClientContext ctx;
             decorate(&ctx);
             ctx.set_deadline(ToSystem(deadline));
@@ -397,7 +472,8 @@ v1::FleetReport RunFleet(
                 if (static_cast<int64_t>(item_errors.size()) < options.max_errors) {
                   // Capped too: one message may be as long as the server likes.
                   item_errors.push_back(
-                      absl::StrCat(event.error().kernel(), " ", event.error().elements(), ": ",
+                      absl::StrCat(user_kernel.empty() ? event.error().kernel() : user_kernel, " ",
+                                   event.error().elements(), ": ",
                                    absl::string_view(event.error().message()).substr(0, 1024)));
                 }
               }
@@ -504,7 +580,7 @@ void Summarize(double threshold, v1::FleetReport* report) {
     const std::string metric = MetricOf(first);
     v1::FleetModelSummary* s = report->add_summaries();
     s->set_gpu_model(first.gpu_model());
-    s->set_kernel(first.kernel());
+    s->set_kernel(KernelOf(first));
     s->set_elements(first.elements());
     s->set_cache_mode(first.cache_mode() == v1::HOT ? v1::HOT : v1::COLD);
     s->set_block_size(first.block_size());
@@ -529,7 +605,7 @@ void Summarize(double threshold, v1::FleetReport* report) {
       o->set_gpu_uuid(r->gpu_uuid());
       o->set_gpu_model(r->gpu_model());
       o->set_target(r->target());
-      o->set_kernel(r->kernel());
+      o->set_kernel(KernelOf(*r));
       o->set_elements(r->elements());
       o->set_cache_mode(s->cache_mode());
       o->set_block_size(r->block_size());
@@ -634,7 +710,7 @@ void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
         "SLOWER %s: %s: %s now vs %s in the baseline (%.1f%% worse; 95%% interval %.1f%% to "
         "%.1f%%)",
         GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), r->target()),
-        MeasurementText(r->kernel(), r->elements(), r->cache_mode(), r->block_size(),
+        MeasurementText(KernelOf(*r), r->elements(), r->cache_mode(), r->block_size(),
                         r->items_per_thread()),
         FormatValue(metric, r->operation_unit(), ValueOf(*r)),
         FormatValue(metric, r->operation_unit(), old), 100 * worse, -100 * change_high,
@@ -651,7 +727,7 @@ void CompareWithBaseline(const v1::FleetReport& baseline, double threshold,
     g->set_baseline_value(ValueOf(*r));
     g->set_description(
         absl::StrCat("MISSING ", GpuText(r->node_name(), r->gpu_uuid(), r->gpu_model(), ""), ": ",
-                     MeasurementText(r->kernel(), r->elements(), r->cache_mode(), r->block_size(),
+                     MeasurementText(KernelOf(*r), r->elements(), r->cache_mode(), r->block_size(),
                                      r->items_per_thread()),
                      " is in the baseline (at ", r->target(), ") but not in this run"));
   }
@@ -672,7 +748,7 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
             absl::StrFormat(
                 "%s,%s,\"%s\",%s,\"%s\",%d,%s,%s,%d,%s,%d,%d,%.9g,%.6g,%s,,%s,%.9g,%.6g\n",
                 r.node_name(), r.gpu_uuid(), r.gpu_model(), r.target(), r.driver_version(),
-                r.device_index(), r.kernel(), r.dtype(), r.elements(), ModeName(r.cache_mode()),
+                r.device_index(), KernelOf(r), r.dtype(), r.elements(), ModeName(r.cache_mode()),
                 r.block_size(), r.items_per_thread(), r.median_seconds(),
                 r.bandwidth_bytes_per_second(), r.verified() ? "pass" : "FAIL", MetricOf(r),
                 ValueOf(r), r.item_wall_seconds()));
@@ -682,6 +758,15 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
       std::string e = t.error();
       std::replace(e.begin(), e.end(), '"', '\'');
       absl::StrAppend(&out, t.node_name(), ",,,", t.target(), ",,,,,,,,,,,,\"", e, "\",,,\n");
+    }
+    // Skipped sweeps: the kernel and, in the error column, why (the target itself completed).
+    for (const v1::FleetTarget& t : report.targets()) {
+      for (const v1::FleetSkip& k : t.skipped()) {
+        std::string why = absl::StrCat("skipped sweep ", k.sweep(), ": ", k.reason());
+        std::replace(why.begin(), why.end(), '"', '\'');
+        absl::StrAppend(&out, t.node_name(), ",,,", t.target(), ",,,", k.kernel(), ",,,,,,,,,\"",
+                        why, "\",,,\n");
+      }
     }
     return out;
   }
@@ -693,15 +778,15 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
   for (const v1::FleetTarget& t : report.targets()) {
     for (const v1::FleetRow& r : t.rows()) {
       absl::StrAppend(
-          &out,
-          absl::StrFormat(
-              "%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %-8s %s\n", r.node_name(),
-              r.gpu_model().substr(0, 22), r.target(), r.kernel(), FormatElementCount(r.elements()),
-              ModeName(r.cache_mode()), absl::StrCat(r.block_size(), "x", r.items_per_thread()),
-              FormatSeconds(r.median_seconds()),
-              FormatValue(MetricOf(r), r.operation_unit(), ValueOf(r)),
-              r.verified() ? "pass" : "FAIL",
-              r.item_wall_seconds() > 0 ? FormatSeconds(r.item_wall_seconds()) : std::string("-")));
+          &out, absl::StrFormat("%-16s %-22s %-21s %-16s %-9s %-5s %-8s %12s %12s %-8s %s\n",
+                                r.node_name(), r.gpu_model().substr(0, 22), r.target(), KernelOf(r),
+                                FormatElementCount(r.elements()), ModeName(r.cache_mode()),
+                                absl::StrCat(r.block_size(), "x", r.items_per_thread()),
+                                FormatSeconds(r.median_seconds()),
+                                FormatValue(MetricOf(r), r.operation_unit(), ValueOf(r)),
+                                r.verified() ? "pass" : "FAIL",
+                                r.item_wall_seconds() > 0 ? FormatSeconds(r.item_wall_seconds())
+                                                          : std::string("-")));
     }
   }
   absl::StrAppend(&out, "\nfleet summary per GPU model (outliers: more than ",
@@ -746,6 +831,13 @@ std::string RenderFleet(const v1::FleetReport& report, const std::string& format
   }
   absl::StrAppend(&out, "\n", report.targets_completed(), " of ", report.targets_total(),
                   " targets completed\n");
+  for (const v1::FleetTarget& t : report.targets()) {
+    for (const v1::FleetSkip& k : t.skipped()) {
+      absl::StrAppend(&out, "SKIPPED ", t.target(),
+                      t.node_name().empty() ? "" : absl::StrCat(" (node ", t.node_name(), ")"),
+                      ": sweep ", k.sweep(), " of the plan (", k.kernel(), "): ", k.reason(), "\n");
+    }
+  }
   for (const v1::FleetTarget& t : report.failures()) {
     absl::StrAppend(&out, "FAILED ", t.target(),
                     t.node_name().empty() ? "" : absl::StrCat(" (node ", t.node_name(), ")"),

@@ -31,6 +31,27 @@ absl::StatusOr<v1::Plan> ParseUnchecked(const std::string& json) {
       (looks_like_plan ? as_plan : as_sweep).ToString()));
 }
 
+// A sweep that carries a user kernel names it whole and nothing the server would refuse anyway,
+// so that `gpubench fleet` stops at the plan (exit 2) rather than on every target.
+absl::Status CheckUserKernelSweep(const v1::RunSweepRequest& sweep, const std::string& which) {
+  if (!sweep.has_user_kernel()) return absl::OkStatus();
+  const v1::UserKernel& k = sweep.user_kernel();
+  std::string problem;
+  if (sweep.kernels_size() > 0) {
+    problem = "kernels and userKernel are exclusive: a user kernel's sweep leaves kernels empty";
+  } else if (k.code_case() == v1::UserKernel::CODE_NOT_SET) {
+    problem = "userKernel needs its code: source, ptx or cubin (base64)";
+  } else if (k.entry().empty() || k.family().empty() || k.dtype().empty()) {
+    problem = "userKernel needs entry, family and dtype (gpubench contract FAMILY --dtype=D)";
+  } else if (k.compare()) {
+    problem = "userKernel.compare is for RunBenchmark (gpubench run --compare), not a sweep";
+  } else if (sweep.has_seed() || (sweep.has_verify() && !sweep.verify())) {
+    problem = "a user kernel always runs verified, from a fresh seed: leave out seed and verify";
+  }
+  if (problem.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("plan: ", which, ": ", problem));
+}
+
 }  // namespace
 
 absl::StatusOr<v1::Plan> ParsePlanJson(const std::string& json) {
@@ -40,6 +61,20 @@ absl::StatusOr<v1::Plan> ParsePlanJson(const std::string& json) {
   // the engine's default): the plan is refused here, naming the field.
   if (absl::Status s = ValidateEnums(*plan); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("plan: ", s.message()));
+  }
+  for (int i = 0; i < plan->sweeps_size(); ++i) {
+    if (absl::Status s = CheckUserKernelSweep(plan->sweeps(i), absl::StrCat("sweep ", i + 1));
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (int i = 0; i < plan->multi_device_sweeps_size(); ++i) {
+    if (plan->multi_device_sweeps(i).has_user_kernel()) {
+      // Multi-device sweeps are peer copies, a family with no user-kernel contract.
+      return absl::InvalidArgumentError(
+          absl::StrCat("plan: multi-device sweep ", i + 1,
+                       ": a user kernel runs on one device; put its sweep in sweeps"));
+    }
   }
   return plan;
 }

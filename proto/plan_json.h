@@ -12,7 +12,9 @@ namespace gpubench {
 
 // Parses a plan file's text: a Plan ({"sweeps": [RunSweepRequest, ...], "multiDeviceSweeps":
 // [...]}) or one RunSweepRequest (a plan of that one sweep), both in protobuf's JSON mapping.
-// INVALID_ARGUMENT with the parser's message on anything else, and for a Plan without sweeps.
+// INVALID_ARGUMENT with the parser's message on anything else, for a Plan without sweeps, and for
+// a sweep whose user kernel the server would refuse as a whole (kernels beside it, no code,
+// entry, family or dtype, compare, a seed or verify: false, a multi-device sweep).
 absl::StatusOr<v1::Plan> ParsePlanJson(const std::string& json);
 
 }  // namespace gpubench

@@ -159,6 +159,12 @@ ABSL_FLAG(int64_t, max_user_kernel_bytes, int64_t{1} << 20,
 ABSL_FLAG(double, user_kernel_compile_seconds, 30,
           "A user kernel's compile that runs longer ends its worker (the run fails UNAVAILABLE; "
           "the device's health is not charged).");
+// 5 minutes: a user iterating on a kernel keeps its compile cache warm between submissions; an
+// idle context's GPU memory is given back a few minutes after the last one.
+ABSL_FLAG(double, user_kernel_worker_idle_seconds, 300,
+          "Each device's user-kernel worker (its own process and CUDA context, started by the "
+          "first user-kernel run; docs/workers.md) is stopped after this long without a run, "
+          "giving back its GPU memory and dropping its compile cache.");
 ABSL_FLAG(int, user_kernel_runs_per_client, 4,
           "Most user-kernel runs one client may have queued or running at once (each compiles "
           "first, so this bounds its concurrent compiles); more answer RESOURCE_EXHAUSTED. A "
@@ -263,6 +269,7 @@ ServerConfig ConfigFromFlags() {
   c.user_kernels.allow = absl::GetFlag(FLAGS_allow_user_kernels);
   c.user_kernels.max_bytes = absl::GetFlag(FLAGS_max_user_kernel_bytes);
   c.user_kernels.compile_seconds = absl::GetFlag(FLAGS_user_kernel_compile_seconds);
+  c.user_kernels.worker_idle_seconds = absl::GetFlag(FLAGS_user_kernel_worker_idle_seconds);
   return c;
 }
 
@@ -324,7 +331,8 @@ int Main() {
                              .node_name = config.node_name});
   engine.AddObserver(&metrics);
   PublishDeviceInfo(engine.backend(), &metrics);
-  worker_events.AttachMetrics(&metrics, engine.backend().device_count());
+  worker_events.AttachMetrics(&metrics, engine.backend().device_count(),
+                              devices->workers != nullptr && config.user_kernels.allow);
   // The workers stop before the metrics and the health service they report to go away.
   const absl::Cleanup stop_workers = [&devices] {
     if (devices->workers) devices->workers->Stop();

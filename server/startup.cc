@@ -93,9 +93,12 @@ WorkerOptions WorkerOptionsFor(const ServerConfig& c) {
             absl::StrCat("--cpu_min_launch_seconds=", c.cpu.min_launch_seconds),
             absl::StrCat("--device_malloc_heap_bytes=", w.device_malloc_heap_bytes),
             absl::StrCat("--device_printf_fifo_bytes=", w.device_printf_fifo_bytes),
-            absl::StrCat("--test_fault_kernels=", w.test_fault_kernels ? "true" : "false"),
-            absl::StrCat("--allow_user_kernels=", c.user_kernels.allow ? "true" : "false"),
-            absl::StrCat("--max_user_kernel_bytes=", c.user_kernels.max_bytes)};
+            absl::StrCat("--test_fault_kernels=", w.test_fault_kernels ? "true" : "false")};
+  // Only the user-kernel workers may run user kernels: the catalog ones refuse them themselves.
+  o.user_kernels = c.user_kernels.allow;
+  o.user_args = {absl::StrCat("--allow_user_kernels=", c.user_kernels.allow ? "true" : "false"),
+                 absl::StrCat("--max_user_kernel_bytes=", c.user_kernels.max_bytes)};
+  o.user_worker_idle = absl::Seconds(c.user_kernels.worker_idle_seconds);
   o.user_kernel_compile_limit = absl::Seconds(c.user_kernels.compile_seconds);
   o.stall_timeout = absl::Seconds(w.stall_seconds);
   o.deadline_grace = absl::Seconds(w.deadline_grace_seconds);
@@ -122,18 +125,32 @@ void WorkerEventSink::Publish(int device, bool up) {
 void WorkerEventSink::OnEvent(const WorkerEvent& event) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!event.fault.empty() && metrics_ != nullptr) {
-    metrics_->CountWorkerFault(event.device, event.fault);
+    metrics_->CountWorkerFault(event.device, event.fault, WorkerRoleName(event.role));
+  }
+  if (event.role == WorkerRole::kUser) {
+    // The user-kernel worker's states say nothing about the device: not its up, not its health.
+    const bool running = event.state == WorkerState::kReady;
+    user_running_[event.device] = running;
+    if (metrics_ != nullptr) metrics_->SetUserKernelWorkerRunning(event.device, running);
+    return;
   }
   const bool up = event.state != WorkerState::kUnhealthy && event.state != WorkerState::kStopped;
   up_[event.device] = up;
   Publish(event.device, up);
 }
 
-void WorkerEventSink::AttachMetrics(Metrics* metrics, int device_count) {
+void WorkerEventSink::AttachMetrics(Metrics* metrics, int device_count, bool user_kernels) {
   std::lock_guard<std::mutex> lock(mu_);
   metrics_ = metrics;
-  for (int d = 0; d < device_count; ++d) up_.insert({d, true});  // in-process: always up
+  for (int d = 0; d < device_count; ++d) {
+    up_.insert({d, true});  // in-process: always up
+    // The user-kernel workers start idle: the first user-kernel run starts one.
+    if (user_kernels) user_running_.insert({d, false});
+  }
   for (const auto& [device, up] : up_) Publish(device, up);
+  for (const auto& [device, running] : user_running_) {
+    metrics_->SetUserKernelWorkerRunning(device, running);
+  }
 }
 
 void WorkerEventSink::AttachHealth(grpc::HealthCheckServiceInterface* health,
@@ -235,6 +252,7 @@ absl::Status ValidateConfig(const ServerConfig& c) {
   }
   number("max_user_kernel_bytes", static_cast<double>(c.user_kernels.max_bytes), 1, 16 << 20);
   number("user_kernel_compile_seconds", c.user_kernels.compile_seconds, 0.1, 3600);
+  number("user_kernel_worker_idle_seconds", c.user_kernels.worker_idle_seconds, 0.1, 86400);
   if (c.user_kernels.allow) {
     // User code runs on the GPUs: only for callers who authenticate, or who are on this host.
     if (!IsLoopbackListen(c.listen) && c.token_file.empty() && c.tls.client_ca.empty()) {
@@ -588,6 +606,9 @@ v1::GetServerInfoResponse ServerInfoFor(const ServerConfig& config) {
       google::protobuf::util::TimeUtil::NanosecondsToTimestamp(absl::GetCurrentTimeNanos());
   info.mutable_limits()->set_max_message_bytes(config.max_message_bytes);
   info.mutable_limits()->set_max_concurrent_streams(config.max_concurrent_streams);
+  info.mutable_limits()->set_user_kernel_worker_idle_seconds(
+      config.user_kernels.allow ? config.user_kernels.worker_idle_seconds : 0);
+  info.mutable_limits()->set_user_kernel_sweeps(true);
   info.set_tls(!config.tls.cert.empty());
   return info;
 }

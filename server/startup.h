@@ -113,6 +113,7 @@ struct ServerConfig {
     bool allow = false;                        // --allow_user_kernels
     int64_t max_bytes = int64_t{1} << 20;      // --max_user_kernel_bytes
     double compile_seconds = 30;               // --user_kernel_compile_seconds
+    double worker_idle_seconds = 300;          // --user_kernel_worker_idle_seconds
   } user_kernels;
 };
 
@@ -149,13 +150,16 @@ absl::StatusOr<Devices> OpenDevices(const ServerConfig& config,
                                     std::function<void(const WorkerEvent&)> on_worker_event);
 
 // Fans the workers' state changes out to /metrics (gpubench_device_up,
-// gpubench_worker_restarts_total) and to the per-device gRPC health names "gpubench/device/<index>"
-// and "gpubench/gpu/<uuid>" (SERVING while the device takes runs). Either may attach after the
-// first events: the latest states are replayed. Thread-safe.
+// gpubench_worker_restarts_total, gpubench_user_kernel_worker_running) and to the per-device gRPC
+// health names "gpubench/device/<index>" and "gpubench/gpu/<uuid>" (SERVING while the device
+// takes runs: the catalog worker's state; the user-kernel worker's never changes it). Either may
+// attach after the first events: the latest states are replayed. Thread-safe.
 class WorkerEventSink {
  public:
   void OnEvent(const WorkerEvent& event);
-  void AttachMetrics(Metrics* metrics, int device_count);
+  // `user_kernels`: the devices have user-kernel workers (--allow_user_kernels with worker
+  // processes), whose gauge starts at 0.
+  void AttachMetrics(Metrics* metrics, int device_count, bool user_kernels);
   void AttachHealth(grpc::HealthCheckServiceInterface* health, std::vector<std::string> uuids);
 
  private:
@@ -165,6 +169,7 @@ class WorkerEventSink {
   grpc::HealthCheckServiceInterface* health_ = nullptr;
   std::vector<std::string> uuids_;
   std::map<int, bool> up_;
+  std::map<int, bool> user_running_;  // the user-kernel workers' processes
 };
 // The UUID of each device ("" where Describe fails), for the NVML monitor.
 std::vector<std::string> DeviceUuids(const Backend& backend);

@@ -11,6 +11,7 @@
 #include "client/commands/connection.h"
 #include "client/commands/flags.h"
 #include "client/commands/options.h"
+#include "client/commands/user_kernel.h"
 #include "client/output.h"
 #include "client/rpc_status.h"
 #include "common/sizes.h"
@@ -28,6 +29,15 @@ int Autotune(const Invocation& invocation) {
   std::string kernel;
   int64_t elements = 0;
   std::vector<int> blocks, items;
+  if (UserKernelRequested()) {
+    // Autotune picks a catalog kernel's default launch (--apply makes it the server's); a user
+    // kernel has no default to set, and its block sizes are a sweep's items.
+    std::cerr << "gpubench: autotune tunes catalog kernels (its --apply sets a kernel's default "
+                 "launch on the server); for a user kernel, sweep its block sizes: gpubench sweep "
+                 "--source=F.cu --entry=E --family=F --dtype=D --sizes N --block_sizes "
+                 "64,128,256,512\n";
+    return kExitUsage;
+  }
   if (!ParseKernelAndSize(args,
                           "gpubench autotune KERNEL --size N [--block_sizes ...] "
                           "[--items_per_thread ...] [--apply]",

@@ -75,20 +75,23 @@ const std::vector<Command>& Commands() {
        .main = Run,
        .result_formats = true},
       {.name = "sweep",
-       .synopsis = "gpubench sweep --kernels a,b --sizes 1Mi,16Mi [flags]",
-       .summary = "Benchmark kernels x sizes x block sizes, streaming progress; Ctrl-C prints "
-                  "what finished.",
+       .synopsis = "gpubench sweep --kernels a,b --sizes 1Mi,16Mi [flags] | gpubench sweep "
+                   "--source=F.cu --entry=E --family=F --dtype=D --sizes 1Mi,16Mi",
+       .summary = "Benchmark kernels (or a user kernel: --source, --ptx, --cubin) x sizes x block "
+                  "sizes, streaming progress; Ctrl-C prints what finished.",
        .flags = Measuring({"kernels", "sizes", "block_sizes", "items_per_thread", "device",
                            "device_uuid", "all_devices", "verify", "seed", "profile", "histogram",
-                           "force", "progress", "format", "output_file", "mode"}),
+                           "force", "progress", "format", "output_file", "mode", "source", "ptx",
+                           "cubin", "entry", "family", "dtype", "define", "maxrregcount",
+                           "fast_math", "line_info", "dynamic_shared_bytes", "grid"}),
        .main = Sweep,
        .result_formats = true},
       {.name = "autotune",
        .synopsis = "gpubench autotune KERNEL --size N [--block_sizes ...] "
                    "[--items_per_thread ...] [--apply]",
        .summary = "Measure every block size x items per thread and report the fastest.",
-       .flags = Measuring(
-           {"size", "block_sizes", "items_per_thread", "device", "apply", "format", "mode"}),
+       .flags = Measuring({"size", "block_sizes", "items_per_thread", "device", "apply", "format",
+                           "mode", "source", "ptx", "cubin"}),
        .main = Autotune},
       {.name = "compare",
        .synopsis = "gpubench compare [--sizes 1Mi,16Mi,256Mi] [--dtypes f32,f16] "

@@ -22,21 +22,28 @@
 ABSL_DECLARE_FLAG(std::string, dtype);  // best.cc: one flag for both commands
 
 ABSL_FLAG(std::string, source, "",
-          "run: a CUDA C++ file to compile with NVRTC in the device's worker and run as a user "
-          "kernel (docs/user-kernels.md); then no KERNEL.");
-ABSL_FLAG(std::string, ptx, "", "run: a PTX file to run as a user kernel (signature not checked).");
+          "run, sweep: a CUDA C++ file to compile with NVRTC in the device's user-kernel worker "
+          "and run as a user kernel (docs/user-kernels.md), in place of KERNEL (run) or the "
+          "kernel list (sweep); autotune refuses it (sweep its block sizes instead).");
+ABSL_FLAG(std::string, ptx, "",
+          "run, sweep: a PTX file to run as a user kernel (signature not checked).");
 ABSL_FLAG(std::string, cubin, "",
-          "run: a cubin file to run as a user kernel (signature not checked).");
+          "run, sweep: a cubin file to run as a user kernel (signature not checked).");
 ABSL_FLAG(std::string, entry, "",
-          "run: the user kernel's __global__ function (contract: its name in the example).");
-ABSL_FLAG(std::string, family, "", "run: the family the user kernel implements.");
+          "run, sweep: the user kernel's __global__ function (contract: its name in the "
+          "example).");
+ABSL_FLAG(std::string, family, "", "run, sweep: the family the user kernel implements.");
 ABSL_FLAG(std::string, define, "",
-          "run: macros for the user kernel's compile, comma-separated NAME or NAME=VALUE.");
-ABSL_FLAG(int, maxrregcount, 0, "run: the user kernel's register limit (0 = none; 16..255).");
-ABSL_FLAG(bool, fast_math, false, "run: compile the user kernel with --use_fast_math.");
-ABSL_FLAG(bool, line_info, false, "run: compile the user kernel with line info (profilers).");
-ABSL_FLAG(int, dynamic_shared_bytes, 0, "run: the user kernel's dynamic shared memory per block.");
-ABSL_FLAG(int64_t, grid, 0, "run: the user kernel's grid (0 = ceil(n / (block x items))).");
+          "run, sweep: macros for the user kernel's compile, comma-separated NAME or "
+          "NAME=VALUE.");
+ABSL_FLAG(int, maxrregcount, 0,
+          "run, sweep: the user kernel's register limit (0 = none; 16..255).");
+ABSL_FLAG(bool, fast_math, false, "run, sweep: compile the user kernel with --use_fast_math.");
+ABSL_FLAG(bool, line_info, false,
+          "run, sweep: compile the user kernel with line info (profilers).");
+ABSL_FLAG(int, dynamic_shared_bytes, 0,
+          "run, sweep: the user kernel's dynamic shared memory per block.");
+ABSL_FLAG(int64_t, grid, 0, "run, sweep: the user kernel's grid (0 = ceil(n / (block x items))).");
 ABSL_FLAG(bool, compare, false,
           "run: also measure the family's built-in variants of the dtype (the fastest reported) "
           "and its vendor baseline in the same request, at the same size and mode, with ratios.");
@@ -66,14 +73,13 @@ bool UserKernelRequested() {
          !absl::GetFlag(FLAGS_cubin).empty();
 }
 
-bool FillUserKernel(int block_size, int items_per_thread, v1::RunBenchmarkRequest* request) {
+bool FillUserKernel(int block_size, int items_per_thread, v1::UserKernel* k) {
   const std::string source = absl::GetFlag(FLAGS_source), ptx = absl::GetFlag(FLAGS_ptx),
                     cubin = absl::GetFlag(FLAGS_cubin);
   if ((!source.empty()) + (!ptx.empty()) + (!cubin.empty()) != 1) {
     std::cerr << "gpubench: give one of --source, --ptx and --cubin\n";
     return false;
   }
-  v1::UserKernel* k = request->mutable_user_kernel();
   std::string code;
   if (!ReadFile(!source.empty() ? source : !ptx.empty() ? ptx : cubin, &code)) return false;
   if (!source.empty()) k->set_source(code);

@@ -44,6 +44,14 @@ int Info(const Invocation& invocation) {
             << l.max_warmup_seconds() << " s, max_message_bytes " << l.max_message_bytes()
             << ", max_concurrent_streams " << l.max_concurrent_streams()
             << (l.allow_profiling() ? ", profiling allowed" : ", profiling off") << "\n";
+  if (l.allow_user_kernels()) {
+    std::cout << "user kernels    allowed, at most " << l.max_user_kernel_bytes()
+              << " bytes; each device's user-kernel worker stops after "
+              << l.user_kernel_worker_idle_seconds() << " s idle"
+              << (l.user_kernel_sweeps() ? "; sweeps take them" : "") << "\n";
+  } else {
+    std::cout << "user kernels    off (--allow_user_kernels)\n";
+  }
   return kExitOk;
 }
 

@@ -76,7 +76,8 @@ int Run(const Invocation& invocation) {
     return kExitUsage;
   }
   if (user) {
-    if (!FillUserKernel(absl::GetFlag(FLAGS_block_size), items.empty() ? 0 : items[0], &request)) {
+    if (!FillUserKernel(absl::GetFlag(FLAGS_block_size), items.empty() ? 0 : items[0],
+                        request.mutable_user_kernel())) {
       return kExitUsage;
     }
   } else {

@@ -1,5 +1,5 @@
 // `gpubench sweep`: kernels x sizes x block sizes, streamed (RunSweep); Ctrl-C prints what
-// finished.
+// finished. With --source, --ptx or --cubin: one user kernel x sizes x block sizes.
 #include <grpcpp/grpcpp.h>
 
 #include <fstream>
@@ -13,6 +13,7 @@
 #include "client/commands/connection.h"
 #include "client/commands/flags.h"
 #include "client/commands/options.h"
+#include "client/commands/user_kernel.h"
 #include "client/compare.h"
 #include "client/output.h"
 #include "client/rpc_status.h"
@@ -62,7 +63,13 @@ int Sweep(const Invocation& invocation) {
   const Format format = invocation.format;
   v1::RunSweepRequest request;
   std::vector<std::string> kernels, sizes;
-  if (!SplitList("kernels", absl::GetFlag(FLAGS_kernels), &kernels)) return kExitUsage;
+  const bool user = UserKernelRequested();
+  if (user && !absl::GetFlag(FLAGS_kernels).empty()) {
+    std::cerr << "gpubench: a user kernel (--source, --ptx or --cubin) is the sweep's one kernel: "
+                 "leave out --kernels\n";
+    return kExitUsage;
+  }
+  if (!user && !SplitList("kernels", absl::GetFlag(FLAGS_kernels), &kernels)) return kExitUsage;
   if (!SplitList("sizes", absl::GetFlag(FLAGS_sizes), &sizes)) return kExitUsage;
   for (const auto& k : kernels) request.add_kernels(k);
   if (!AddSizes(sizes, &request)) return kExitUsage;
@@ -72,8 +79,17 @@ int Sweep(const Invocation& invocation) {
   std::vector<int> items;
   if (!ParseItemsPerThread(&items)) return kExitUsage;
   for (int i : items) request.add_items_per_thread(i);
+  // The block sizes and items per thread stay lists (the server crosses them with the sizes and
+  // puts each in the user kernel's launch); the launch itself gets the first, or 256 threads.
+  if (user && !FillUserKernel(block_sizes.empty() ? 0 : block_sizes[0],
+                              items.empty() ? 0 : items[0], request.mutable_user_kernel())) {
+    return kExitUsage;
+  }
   request.set_all_devices(absl::GetFlag(FLAGS_all_devices));
   if (!FillSweepCommon(&request, absl::GetFlag(FLAGS_mode))) return kExitUsage;
+  // A user kernel is always verified with a fresh seed: the server refuses either flag's change,
+  // so the defaults are not sent.
+  if (user && absl::GetFlag(FLAGS_verify)) request.clear_verify();
   request.set_profile(absl::GetFlag(FLAGS_profile));
   request.set_force(absl::GetFlag(FLAGS_force));
   if (format == Format::kNvbenchJson) request.mutable_measurement()->set_keep_samples(true);

@@ -1,5 +1,5 @@
 // The CLI's user-kernel flags (`gpubench run --source=... --entry=... --family=... --dtype=...`,
-// docs/user-kernels.md), shared by `run` and `contract` (client/commands/contract.cc).
+// docs/user-kernels.md), shared by `run`, `sweep` and `contract` (client/commands/contract.cc).
 #ifndef GPUBENCH_CLIENT_COMMANDS_USER_KERNEL_H_
 #define GPUBENCH_CLIENT_COMMANDS_USER_KERNEL_H_
 
@@ -11,9 +11,10 @@ namespace gpubench::client {
 bool UserKernelRequested();
 // Whether --compare was given (it applies to a user kernel only).
 bool CompareRequested();
-// Fills request->user_kernel from the flags and --block_size / --items_per_thread; false (the
-// message printed) for an unreadable file or a missing --entry, --family or --dtype.
-bool FillUserKernel(int block_size, int items_per_thread, v1::RunBenchmarkRequest* request);
+// Fills `kernel` from the flags (--compare included) with the launch `block_size` (0: 256) and
+// `items_per_thread`; false (the message printed) for an unreadable file or a missing --entry,
+// --family or --dtype.
+bool FillUserKernel(int block_size, int items_per_thread, v1::UserKernel* kernel);
 
 }  // namespace gpubench::client
 

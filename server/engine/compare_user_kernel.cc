@@ -49,6 +49,11 @@ class Comparison : public std::enable_shared_from_this<Comparison> {
         continue;
       }
       spec->verify_timed_samples = true;  // measured as the user kernel was
+      // And where it was: in the device's user-kernel worker, right after the user kernel. The
+      // same context (its heap and printf limits, what the user kernel left in device memory and
+      // L2) and the same process's conditions make the ratios like with like; the catalog
+      // worker's context stays one that no user code has touched.
+      spec->user_context = true;
       JobCallbacks callbacks;
       callbacks.on_done = [self = shared_from_this(), k](absl::StatusOr<RunResult> measured) {
         if (absl::Status s = RunStatus(measured); !s.ok()) measured = s;

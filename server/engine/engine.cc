@@ -215,6 +215,12 @@ absl::StatusOr<RunResult> DeviceWorker::Measure(const Item& item) {
   // run's admission sees their memory free.
   const bool reuses_kept_buffers = ReusesKeptBuffers(item.spec);
   if (!reuses_kept_buffers) ReleaseKeptBuffers();
+  const Job* job = item.job.get();
+  const CancelledFn cancelled = [job] {
+    return job->cancelled() || absl::Now() >= job->deadline();
+  };
+  DeviceRunner* runner = runner_ != nullptr ? *runner_ : nullptr;
+  if (runner != nullptr) RETURN_IF_ERROR(runner->Prepare(item.spec, cancelled));
   // The device, described once for this run: memory admission, the measurement and the result.
   ASSIGN_OR_RETURN(const DeviceInfo device, backend_->Describe(device_index_));
   int64_t reserved = 0;
@@ -223,11 +229,6 @@ absl::StatusOr<RunResult> DeviceWorker::Measure(const Item& item) {
   std::string no_watch = "NVML not loaded";
   std::unique_ptr<ClockEventWatch> watch =
       *monitor_ != nullptr ? (*monitor_)->WatchClockEvents(device_index_, &no_watch) : nullptr;
-  const Job* job = item.job.get();
-  const CancelledFn cancelled = [job] {
-    return job->cancelled() || absl::Now() >= job->deadline();
-  };
-  DeviceRunner* runner = runner_ != nullptr ? *runner_ : nullptr;
   absl::StatusOr<RunResult> result =
       runner != nullptr ? runner->Measure(item.spec, device, job->deadline(), cancelled)
                         : MeasureRun(*backend_, item.spec, device, cancelled, &host_pool_);

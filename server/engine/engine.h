@@ -60,6 +60,13 @@ class DeviceRunner {
   virtual ~DeviceRunner() = default;
   // OK when `device` takes runs; UNAVAILABLE saying why not (its worker was marked unhealthy).
   virtual absl::Status Available(int device) const = 0;
+  // Called before the run's device description and memory admission: readies the process that
+  // will measure `spec` (a user-kernel worker is started on demand), so that what it holds (a
+  // CUDA context, host memory) is already counted by the admission. An error fails the run.
+  virtual absl::Status Prepare(const RunSpec& spec, const CancelledFn& cancelled) {
+    (void)spec, (void)cancelled;
+    return absl::OkStatus();
+  }
   // Measures `spec` (MeasureRun's contract); UNAVAILABLE when the worker dies or hangs on it.
   virtual absl::StatusOr<RunResult> Measure(const RunSpec& spec, const DeviceInfo& device,
                                             absl::Time deadline, const CancelledFn& cancelled) = 0;

@@ -186,6 +186,10 @@ struct RunSpec {
   // A user kernel's run: `kernel` points at user_kernel->variant (in the worker, at the copy
   // with its CUDA launcher bound). Null for catalog runs.
   std::shared_ptr<const UserKernelSpec> user_kernel;
+  // A catalog kernel measured in the device's user-kernel worker (RoleFor, worker_pool.h):
+  // --compare's built-ins, measured in the user kernel's context and conditions. It crosses to
+  // the worker, which refuses a run that is not of its role.
+  bool user_context = false;
 };
 
 }  // namespace gpubench

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,11 +24,27 @@ int64_t CountCombinations(std::initializer_list<int64_t> factors, int64_t limit)
 
 absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const SweepPlan& plan, const Engine& engine,
                                                  int max_items) {
-  if (plan.kernels.empty() || plan.sizes.empty()) {
+  const std::optional<UserKernelRequest>& user = plan.base.user_kernel;
+  if (user.has_value()) {
+    if (!plan.kernels.empty()) {
+      return absl::InvalidArgumentError(
+          "kernels and user_kernel are exclusive: a sweep of a user kernel leaves kernels empty "
+          "(its items are its sizes, block sizes and items per thread)");
+    }
+    if (user->compare) {
+      return absl::InvalidArgumentError(
+          "user_kernel.compare is for RunBenchmark (gpubench run --compare); a sweep measures the "
+          "user kernel alone");
+    }
+    if (plan.sizes.empty()) return absl::InvalidArgumentError("a sweep needs at least one size");
+  } else if (plan.kernels.empty() || plan.sizes.empty()) {
     return absl::InvalidArgumentError("a sweep needs at least one kernel and one size");
   }
+  // A user kernel's sweep is one kernel: its items are sizes x launches.
+  const std::vector<std::string> kernels =
+      user.has_value() ? std::vector<std::string>{std::string(kUserKernelName)} : plan.kernels;
   const int64_t count = CountCombinations(
-      {static_cast<int64_t>(plan.kernels.size()), static_cast<int64_t>(plan.sizes.size()),
+      {static_cast<int64_t>(kernels.size()), static_cast<int64_t>(plan.sizes.size()),
        std::max<int64_t>(1, plan.block_sizes.size()),
        std::max<int64_t>(1, plan.items_per_thread.size())},
       max_items);
@@ -53,25 +70,47 @@ absl::StatusOr<std::vector<RunSpec>> ExpandSweep(const SweepPlan& plan, const En
                                                    " (--max_sweep_items)"));
   }
   std::vector<RunSpec> items;
+  // A user kernel's validated spec, one per launch: the items of a launch share it (and its code)
+  // instead of holding a copy each.
+  std::map<std::pair<int, int>, std::shared_ptr<const UserKernelSpec>> user_specs;
   for (int device : devices) {
-    for (const std::string& kernel : plan.kernels) {
+    for (const std::string& kernel : kernels) {
       for (int64_t size : plan.sizes) {
         for (int block : blocks) {
           for (int items_per_thread : items_list) {
             RunRequest one = plan.base;
-            one.kernel = kernel;
             one.elements = size;
             one.device_index = device;
             if (plan.all_devices) one.device_uuid.clear();
-            one.block_size = block;
-            one.items_per_thread = items_per_thread;
+            if (user.has_value()) {
+              // The lists replace the user kernel's own launch where given.
+              if (block != 0) one.user_kernel->launch.block_size = block;
+              if (items_per_thread != 0) {
+                one.user_kernel->launch.items_per_thread = items_per_thread;
+              }
+            } else {
+              one.kernel = kernel;
+              one.block_size = block;
+              one.items_per_thread = items_per_thread;
+            }
             absl::StatusOr<RunSpec> spec = engine.Resolve(one);
             if (!spec.ok()) {
               return absl::Status(
                   spec.status().code(),
-                  absl::StrCat("sweep item kernel=", EchoForMessage(kernel), " elements=", size,
-                               " block_size=", block, " items_per_thread=", items_per_thread,
-                               ": ", spec.status().message()));
+                  absl::StrCat(
+                      "sweep item ",
+                      user.has_value() ? absl::StrCat("user_kernel=", EchoForMessage(user->entry))
+                                       : absl::StrCat("kernel=", EchoForMessage(kernel)),
+                      " elements=", size, " block_size=", block,
+                      " items_per_thread=", items_per_thread, ": ", spec.status().message()));
+            }
+            if (spec->user_kernel != nullptr) {
+              auto [it, first] =
+                  user_specs.emplace(std::make_pair(block, items_per_thread), spec->user_kernel);
+              if (!first) {
+                spec->user_kernel = it->second;
+                spec->kernel = &it->second->variant;
+              }
             }
             items.push_back(*std::move(spec));
           }

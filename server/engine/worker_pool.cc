@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -45,8 +46,19 @@ const char* WorkerStateName(WorkerState state) {
       return "unhealthy";
     case WorkerState::kStopped:
       return "stopped";
+    case WorkerState::kIdle:
+      return "idle";
   }
   return "unknown";
+}
+
+const char* WorkerRoleName(WorkerRole role) {
+  return role == WorkerRole::kUser ? "user" : "catalog";
+}
+
+WorkerRole RoleFor(const RunSpec& spec) {
+  return spec.user_kernel != nullptr || spec.user_context ? WorkerRole::kUser
+                                                          : WorkerRole::kCatalog;
 }
 
 namespace {
@@ -54,6 +66,8 @@ namespace {
 constexpr absl::Duration kTick = absl::Milliseconds(20);
 constexpr absl::Duration kQueryTimeout = absl::Seconds(10);
 constexpr absl::Duration kQueryWaitForStart = absl::Seconds(5);
+// A worker asked to exit (its channel closed) that is still there after this is killed.
+constexpr absl::Duration kExitGrace = absl::Seconds(1);
 
 // "SIGSEGV" for 11.
 std::string SignalName(int signal_number) {
@@ -78,13 +92,32 @@ int64_t ResidentBytes(pid_t pid) {
 
 }  // namespace
 
-// One device's worker: its process, channel, watchdog and restarts. Thread-safe.
+// One device's worker of one role: its process, channel, watchdog and restarts. Thread-safe.
 class WorkerProcess {
  public:
-  WorkerProcess(int device, const WorkerOptions* options,
+  WorkerProcess(int device, WorkerRole role, const WorkerOptions* options,
                 std::function<void(const WorkerEvent&)> on_event)
-      : device_(device), options_(options), on_event_(std::move(on_event)) {}
+      : device_(device), role_(role), options_(options), on_event_(std::move(on_event)) {}
   ~WorkerProcess() { Stop(); }
+
+  WorkerRole role() const { return role_; }
+
+  // A user-kernel worker: no process yet (kIdle); the watchdog runs from now on, and the first
+  // run that needs the worker starts it (EnsureStarted).
+  void StartIdle() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      state_ = WorkerState::kIdle;
+    }
+    watchdog_ = std::thread([this] { Watch(); });
+  }
+
+  // Starts an idle worker and waits for its Hello, or for the start or stop in progress. OK once
+  // it is ready; its start's error otherwise (the worker is idle again, the next run tries anew).
+  absl::Status EnsureStarted(const CancelledFn& cancelled) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return EnsureStartedLocked(lock, cancelled);
+  }
 
   // Spawns the worker and waits for its Hello. The watchdog runs from then on.
   absl::StatusOr<wv1::HelloReply> Start() {
@@ -102,9 +135,13 @@ class WorkerProcess {
 
   void Stop() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       state_ = WorkerState::kStopped;
       if (fd_ >= 0) shutdown(fd_, SHUT_WR);  // the worker reads EOF and exits
+      cv_.notify_all();
+      // A start on demand (a device queue's thread) sees kStopped and gives up: wait for it, so
+      // that nothing spawns after this.
+      cv_.wait(lock, [this] { return !starting_on_demand_; });
     }
     cv_.notify_all();
     // First the watchdog: a start it is making sees kStopped and gives up, so nothing spawns
@@ -178,14 +215,8 @@ class WorkerProcess {
     std::shared_ptr<Pending> pending;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      // A restarting worker: the queued run waits for its successor.
-      while (state_ != WorkerState::kReady) {
-        if (state_ == WorkerState::kUnhealthy || state_ == WorkerState::kStopped) {
-          return NotReady();
-        }
-        if (cancelled()) return absl::CancelledError("run cancelled while its worker restarted");
-        cv_.wait_for(lock, absl::ToChronoMilliseconds(kTick));
-      }
+      // A restarting worker: the queued run waits for its successor; an idle one is started.
+      if (absl::Status ready = EnsureStartedLocked(lock, cancelled); !ready.ok()) return ready;
       pending = Register(&request);
       run_ = InFlight{.request_id = request.id(),
                       .deadline = deadline,
@@ -201,14 +232,18 @@ class WorkerProcess {
     {
       std::lock_guard<std::mutex> lock(mu_);
       run_.reset();
+      idle_since_ = absl::Now();
     }
     if (!response.ok()) return response.status();
     absl::Status status = StatusFromWire(response->status());
     if (!status.ok()) {
       if (IsDeviceLost(status)) {
-        return absl::Status(status.code(),
-                            absl::StrCat(status.message(), "; the worker of ", Name(),
-                                         " exits to drop the poisoned context and is restarted"));
+        return absl::Status(
+            status.code(),
+            absl::StrCat(status.message(), "; ", Who(), Name(),
+                         " exits to drop the poisoned context and is ",
+                         role_ == WorkerRole::kUser ? "started again by the next user-kernel run"
+                                                    : "restarted"));
       }
       return status;
     }
@@ -238,6 +273,62 @@ class WorkerProcess {
     return uuid_.empty() ? absl::StrCat("device ", device_)
                          : absl::StrCat(uuid_, " (device ", device_, ")");
   }
+  // What messages call this worker, before its Name().
+  const char* Who() const {
+    return role_ == WorkerRole::kUser ? "the user-kernel worker of " : "the worker of ";
+  }
+
+  // See EnsureStarted. mu_ held by `lock`; released while a start runs.
+  absl::Status EnsureStartedLocked(std::unique_lock<std::mutex>& lock,
+                                   const CancelledFn& cancelled) {
+    while (state_ != WorkerState::kReady || retiring_) {
+      if (state_ == WorkerState::kUnhealthy || state_ == WorkerState::kStopped) {
+        return NotReady();
+      }
+      if (cancelled()) return absl::CancelledError("run cancelled while its worker restarted");
+      if (state_ == WorkerState::kIdle) {
+        state_ = WorkerState::kStarting;
+        starting_on_demand_ = true;
+        lock.unlock();
+        absl::Status started = StartOnDemand();
+        lock.lock();
+        starting_on_demand_ = false;
+        cv_.notify_all();
+        if (!started.ok()) return started;
+        continue;
+      }
+      cv_.wait_for(lock, absl::ToChronoMilliseconds(kTick));
+    }
+    return absl::OkStatus();
+  }
+
+  // An idle user-kernel worker's start, on the thread of the run that needs it. A failed start
+  // leaves it idle (the next run tries again) and is counted (fault "start") but, as every fault
+  // of this role, not toward the device's health.
+  absl::Status StartOnDemand() {
+    absl::StatusOr<wv1::HelloReply> hello = Spawn();
+    WorkerEvent event = Event(WorkerState::kReady);
+    absl::Status status = absl::OkStatus();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (state_ == WorkerState::kStopped) return NotReady();  // Spawn gave up: shutting down
+      if (hello.ok()) {
+        state_ = WorkerState::kReady;
+        idle_since_ = absl::Now();
+        event.reason = absl::StrCat(Who(), Name(), " started for a user-kernel run");
+      } else {
+        state_ = WorkerState::kIdle;
+        event.state = state_;
+        event.fault = "start";
+        event.reason = std::string(hello.status().message());
+        status = hello.status();
+      }
+      cv_.notify_all();
+    }
+    if (!hello.ok()) spdlog::error("{}", event.reason);  // Spawn logged a start
+    Emit(event);
+    return status;
+  }
 
  public:
   void SetUuid(const std::string& uuid) {
@@ -255,7 +346,7 @@ class WorkerProcess {
       return absl::UnavailableError("server is shutting down; not accepting runs");
     }
     return absl::UnavailableError(
-        absl::StrCat("the worker of device ", device_, " is restarting; retry shortly"));
+        absl::StrCat(Who(), "device ", device_, " is restarting; retry shortly"));
   }
 
   std::shared_ptr<Pending> Register(wv1::Request* request) {  // mu_ held
@@ -274,7 +365,7 @@ class WorkerProcess {
     std::lock_guard<std::mutex> lock(write_mu_);
     // A failed write means the worker is gone: the reader sees it and fails the pending call.
     if (absl::Status s = WriteFrame(fd, request); !s.ok()) {
-      spdlog::warn("worker of device {}: {}", device_, s.ToString());
+      spdlog::warn("{}device {}: {}", Who(), device_, s.ToString());
     }
   }
 
@@ -292,7 +383,7 @@ class WorkerProcess {
         }
         if (state_ == WorkerState::kStopped) return NotReady();
         return absl::DeadlineExceededError(
-            absl::StrCat("the worker of device ", device_, " did not answer in time"));
+            absl::StrCat(Who(), "device ", device_, " did not answer in time"));
       }
       if (cancelled != nullptr && !cancel_sent && run_.has_value() && (*cancelled)()) {
         wv1::Request cancel;
@@ -315,8 +406,12 @@ class WorkerProcess {
       return absl::InternalError(absl::StrCat("socketpair: ", strerror(errno)));
     }
     std::vector<std::string> args = {options_->binary, absl::StrCat("--device=", device_),
-                                     absl::StrCat("--parent_pid=", getpid()), "--channel_fd=3"};
+                                     absl::StrCat("--parent_pid=", getpid()), "--channel_fd=3",
+                                     absl::StrCat("--role=", WorkerRoleName(role_))};
     args.insert(args.end(), options_->args.begin(), options_->args.end());
+    if (role_ == WorkerRole::kUser) {
+      args.insert(args.end(), options_->user_args.begin(), options_->user_args.end());
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -373,12 +468,12 @@ class WorkerProcess {
     if (!status.ok()) {
       kill(pid, SIGKILL);
       if (reader_.joinable()) reader_.join();
-      return absl::UnavailableError(absl::StrCat("the worker of device ", device_,
-                                                 " did not start: ", status.message(),
-                                                 last_exit_.empty() ? "" : " (", last_exit_,
-                                                 last_exit_.empty() ? "" : ")"));
+      return absl::UnavailableError(
+          absl::StrCat(Who(), "device ", device_, " did not start: ", status.message(),
+                       last_exit_.empty() ? "" : " (", last_exit_, last_exit_.empty() ? "" : ")"));
     }
-    spdlog::info("worker of device {} started: pid {}, backend {}", device_, pid,
+    spdlog::info("{} of device {} started: pid {}, backend {}",
+                 role_ == WorkerRole::kUser ? "user-kernel worker" : "worker", device_, pid,
                  reply->hello().backend());
     return reply->hello();
   }
@@ -436,6 +531,7 @@ class WorkerProcess {
   void Exited(int fd, int wait_status) {
     std::vector<std::shared_ptr<Pending>> failed;
     WorkerEvent event = Event(WorkerState::kStarting);
+    bool retired = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       close(fd);
@@ -443,58 +539,86 @@ class WorkerProcess {
       pid_ = -1;
       auto [fault, how] = DescribeExit(wait_status);
       last_exit_ = how;
+      const bool was_retiring = std::exchange(retiring_, false);
       for (auto& [id, p] : pending_) failed.push_back(p);
       pending_.clear();
       if (state_ == WorkerState::kStopped || state_ == WorkerState::kStarting) {
         // Shutting down, or a start that failed (Spawn reports it).
         for (auto& p : failed) {
-          p->failure = absl::UnavailableError(absl::StrCat("the worker of ", Name(), " ", how));
+          p->failure = absl::UnavailableError(absl::StrCat(Who(), Name(), " ", how));
           p->done = true;
         }
         cv_.notify_all();
         return;
       }
       const absl::Time now = absl::Now();
-      // A user kernel that traps, hangs or kills its worker says nothing about the device: the
-      // worker restarts at once and the fault does not count toward the unhealthy verdict.
-      const bool user_fault = (run_.has_value() && run_->user_kernel) || user_kernel_exit_expected_;
-      user_kernel_exit_expected_ = false;
-      const int recent = user_fault ? CountFaults(now) : RecordFault(now);
-      std::string during = run_.has_value() ? absl::StrCat(" during ", run_->label) : "";
-      std::string next;
-      if (user_fault) {
-        state_ = WorkerState::kRestarting;
-        restart_at_ = now;
-        next = "; restarted (a user kernel's fault: not counted toward the device's health)";
-        fault = "user_kernel";
-      } else if (recent >= options_->max_faults) {
-        state_ = WorkerState::kUnhealthy;
-        MarkUnhealthy(now, absl::StrFormat("%d worker faults in %s, the last: the worker %s%s",
-                                           recent, absl::FormatDuration(options_->fault_window),
-                                           how, during));
-        next = absl::StrCat("; the device is marked unhealthy (", recent, " faults in ",
-                            absl::FormatDuration(options_->fault_window), ")");
+      std::string message;
+      if (was_retiring && !run_.has_value()) {
+        // Stopped for being idle (its channel closed, no run in flight): not a fault.
+        retired = true;
+        state_ = WorkerState::kIdle;
+        message = absl::StrCat(Who(), Name(), " stopped after ",
+                               absl::FormatDuration(options_->user_worker_idle),
+                               " without a run (--user_kernel_worker_idle_seconds); the next "
+                               "user-kernel run starts it again");
+      } else if (role_ == WorkerRole::kUser) {
+        // Whatever ends the user-kernel worker says nothing about the device: user code ran in
+        // its context. It is started again by the next run that needs it, at once (no backoff:
+        // each start is a run's) and its faults never count toward the unhealthy verdict.
+        if (run_.has_value() || user_kernel_exit_expected_) fault = "user_kernel";
+        state_ = WorkerState::kIdle;
+        message = absl::StrCat(
+            Who(), Name(), " ", how, run_.has_value() ? absl::StrCat(" during ", run_->label) : "",
+            "; restarted by the next user-kernel run (a fault of the user-kernel "
+            "worker: not counted toward the device's health)");
       } else {
-        state_ = WorkerState::kRestarting;
-        // A run broke the worker: the next queued run needs a new one now. A worker that ends
-        // with no run in flight may be crash-looping: 0.5 s doubling up to max_backoff.
-        const absl::Duration backoff = run_.has_value() ? absl::ZeroDuration() : Backoff(recent);
-        restart_at_ = now + backoff;
-        next = backoff == absl::ZeroDuration()
-                   ? "; restarted"
-                   : absl::StrCat("; restarted after ", absl::FormatDuration(backoff));
+        // A user kernel that traps, hangs or kills its worker says nothing about the device: the
+        // worker restarts at once and the fault does not count toward the unhealthy verdict.
+        // (User kernels run in the user-kernel worker; this holds where one reached this one.)
+        const bool user_fault =
+            (run_.has_value() && run_->user_kernel) || user_kernel_exit_expected_;
+        const int recent = user_fault ? CountFaults(now) : RecordFault(now);
+        std::string during = run_.has_value() ? absl::StrCat(" during ", run_->label) : "";
+        std::string next;
+        if (user_fault) {
+          state_ = WorkerState::kRestarting;
+          restart_at_ = now;
+          next = "; restarted (a user kernel's fault: not counted toward the device's health)";
+          fault = "user_kernel";
+        } else if (recent >= options_->max_faults) {
+          state_ = WorkerState::kUnhealthy;
+          MarkUnhealthy(now,
+                        absl::StrFormat("%d worker faults in %s, the last: the worker %s%s", recent,
+                                        absl::FormatDuration(options_->fault_window), how, during));
+          next = absl::StrCat("; the device is marked unhealthy (", recent, " faults in ",
+                              absl::FormatDuration(options_->fault_window), ")");
+        } else {
+          state_ = WorkerState::kRestarting;
+          // A run broke the worker: the next queued run needs a new one now. A worker that ends
+          // with no run in flight may be crash-looping: 0.5 s doubling up to max_backoff.
+          const absl::Duration backoff = run_.has_value() ? absl::ZeroDuration() : Backoff(recent);
+          restart_at_ = now + backoff;
+          next = backoff == absl::ZeroDuration()
+                     ? "; restarted"
+                     : absl::StrCat("; restarted after ", absl::FormatDuration(backoff));
+        }
+        message = absl::StrCat(Who(), Name(), " ", how, during, next);
       }
-      const std::string message = absl::StrCat("the worker of ", Name(), " ", how, during, next);
+      user_kernel_exit_expected_ = false;
       for (auto& p : failed) {
         p->failure = absl::UnavailableError(message);
         p->done = true;
       }
       event.state = state_;
-      event.fault = fault;
+      if (!retired) event.fault = fault;
       event.reason = message;
       cv_.notify_all();
     }
-    spdlog::error("{}", event.reason);
+    if (retired) {
+      spdlog::info("{}", event.reason);
+    } else {
+      spdlog::error("{}", event.reason);
+    }
     Emit(event);
   }
 
@@ -568,6 +692,9 @@ class WorkerProcess {
                                           " MiB (--worker_max_memory_bytes)"));
             }
           }
+          if (role_ == WorkerRole::kUser && !run_.has_value() && kill_reason_.empty()) {
+            RetireWhenIdle(now);
+          }
         }
         if ((state_ == WorkerState::kRestarting && now >= restart_at_) ||
             (state_ == WorkerState::kUnhealthy && now >= retry_at_)) {
@@ -576,6 +703,18 @@ class WorkerProcess {
         }
       }
       if (start) Restart();
+    }
+  }
+
+  // A user-kernel worker without a run for user_worker_idle is asked to exit (its channel
+  // closed), and killed if it has not after kExitGrace; Exited then leaves it idle. mu_ held.
+  void RetireWhenIdle(absl::Time now) {
+    if (!retiring_ && now - idle_since_ >= options_->user_worker_idle) {
+      retiring_ = true;
+      retire_started_ = now;
+      if (fd_ >= 0) shutdown(fd_, SHUT_WR);  // the worker reads EOF and exits
+    } else if (retiring_ && now - retire_started_ > kExitGrace) {
+      Kill("idle", "it did not exit when idle");
     }
   }
 
@@ -611,6 +750,7 @@ class WorkerProcess {
   WorkerEvent Event(WorkerState state) const {
     WorkerEvent event;
     event.device = device_;
+    event.role = role_;
     event.state = state;
     return event;
   }
@@ -620,6 +760,7 @@ class WorkerProcess {
   }
 
   const int device_;
+  const WorkerRole role_;
   const WorkerOptions* const options_;
   const std::function<void(const WorkerEvent&)> on_event_;
 
@@ -637,6 +778,12 @@ class WorkerProcess {
   std::string last_exit_;
   std::deque<absl::Time> faults_;
   bool user_kernel_exit_expected_ = false;  // a user kernel's run answered with a sticky error
+  // A user-kernel worker: when its last run ended (or it started); asked to exit for being idle
+  // (and when); a device queue's thread is starting it.
+  absl::Time idle_since_;
+  bool retiring_ = false;
+  absl::Time retire_started_;
+  bool starting_on_demand_ = false;
   absl::Time restart_at_, retry_at_ = absl::InfiniteFuture();
   std::string unhealthy_reason_;
   std::atomic<bool> exited_{false};
@@ -677,6 +824,9 @@ class WorkerBackend final : public Backend {
       if (info.ok()) {
         last_[device] = *info;
         pool_->workers_[device]->SetUuid(info->uuid);
+        if (device < static_cast<int>(pool_->user_workers_.size())) {
+          pool_->user_workers_[device]->SetUuid(info->uuid);
+        }
       }
       return info;
     }
@@ -745,7 +895,7 @@ absl::StatusOr<std::unique_ptr<WorkerPool>> WorkerPool::Start(
     WorkerOptions options, std::function<void(const WorkerEvent&)> on_event) {
   std::unique_ptr<WorkerPool> pool(new WorkerPool());
   pool->options_ = std::move(options);
-  auto first = std::make_unique<WorkerProcess>(0, &pool->options_, on_event);
+  auto first = std::make_unique<WorkerProcess>(0, WorkerRole::kCatalog, &pool->options_, on_event);
   absl::StatusOr<wv1::HelloReply> hello = first->Start();
   if (!hello.ok()) return hello.status();
   pool->backend_name_ = hello->backend();
@@ -754,10 +904,20 @@ absl::StatusOr<std::unique_ptr<WorkerPool>> WorkerPool::Start(
   pool->capabilities_ = *capabilities;
   pool->workers_.push_back(std::move(first));
   for (int d = 1; d < hello->device_count(); ++d) {
-    auto worker = std::make_unique<WorkerProcess>(d, &pool->options_, on_event);
+    auto worker =
+        std::make_unique<WorkerProcess>(d, WorkerRole::kCatalog, &pool->options_, on_event);
     absl::StatusOr<wv1::HelloReply> started = worker->Start();
     if (!started.ok()) return started.status();
     pool->workers_.push_back(std::move(worker));
+  }
+  // The user-kernel workers start idle: no process, no context, until a run needs one.
+  if (pool->options_.user_kernels) {
+    for (int d = 0; d < hello->device_count(); ++d) {
+      auto worker =
+          std::make_unique<WorkerProcess>(d, WorkerRole::kUser, &pool->options_, on_event);
+      worker->StartIdle();
+      pool->user_workers_.push_back(std::move(worker));
+    }
   }
   return pool;
 }
@@ -765,10 +925,16 @@ absl::StatusOr<std::unique_ptr<WorkerPool>> WorkerPool::Start(
 WorkerPool::~WorkerPool() { Stop(); }
 
 void WorkerPool::Abandon(int device, const std::string& why) {
+  // Whichever of the two has the run in flight; the other, if idle or between runs, is stopped
+  // too (the server is going).
   if (device >= 0 && device < device_count()) workers_[device]->Abandon(why);
+  if (device >= 0 && device < static_cast<int>(user_workers_.size())) {
+    user_workers_[device]->Abandon(why);
+  }
 }
 
 void WorkerPool::Stop() {
+  for (auto& w : user_workers_) w->Stop();
   for (auto& w : workers_) w->Stop();
 }
 
@@ -779,10 +945,19 @@ std::unique_ptr<Backend> WorkerPool::MakeBackend() {
 
 std::set<pid_t> WorkerPool::Pids() const {
   std::set<pid_t> pids;
-  for (const auto& w : workers_) {
-    if (const pid_t p = w->pid(); p > 0) pids.insert(p);
+  for (const auto* workers : {&workers_, &user_workers_}) {
+    for (const auto& w : *workers) {
+      if (const pid_t p = w->pid(); p > 0) pids.insert(p);
+    }
   }
   return pids;
+}
+
+pid_t WorkerPool::Pid(int device, WorkerRole role) const {
+  const auto& workers = role == WorkerRole::kUser ? user_workers_ : workers_;
+  if (device < 0 || device >= static_cast<int>(workers.size())) return -1;
+  const pid_t p = workers[device]->pid();
+  return p > 0 ? p : -1;
 }
 
 bool WorkerPool::Healthy(int device) const {
@@ -802,9 +977,37 @@ absl::Status WorkerPool::Available(int device) const {
   return absl::OkStatus();
 }
 
+// The worker of the run's role: user kernels (and --compare's built-ins) never run in the catalog
+// worker's context, catalog runs never in the user-kernel worker's.
+static absl::StatusOr<WorkerProcess*> WorkerFor(
+    const RunSpec& spec, const std::vector<std::unique_ptr<WorkerProcess>>& catalog,
+    const std::vector<std::unique_ptr<WorkerProcess>>& user) {
+  const bool user_role = RoleFor(spec) == WorkerRole::kUser;
+  const auto& workers = user_role ? user : catalog;
+  if (spec.device_index < 0 || spec.device_index >= static_cast<int>(workers.size())) {
+    if (user_role && user.empty()) {
+      return absl::FailedPreconditionError(
+          "user kernels are off on this server: it must be started with --allow_user_kernels "
+          "(docs/user-kernels.md)");
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("device_index ", spec.device_index, " out of range"));
+  }
+  return workers[spec.device_index].get();
+}
+
+absl::Status WorkerPool::Prepare(const RunSpec& spec, const CancelledFn& cancelled) {
+  if (RoleFor(spec) != WorkerRole::kUser) return absl::OkStatus();
+  absl::StatusOr<WorkerProcess*> worker = WorkerFor(spec, workers_, user_workers_);
+  if (!worker.ok()) return worker.status();
+  return (*worker)->EnsureStarted(cancelled);
+}
+
 absl::StatusOr<RunResult> WorkerPool::Measure(const RunSpec& spec, const DeviceInfo& device,
                                               absl::Time deadline, const CancelledFn& cancelled) {
-  return workers_.at(spec.device_index)->Run(spec, device, deadline, cancelled);
+  absl::StatusOr<WorkerProcess*> worker = WorkerFor(spec, workers_, user_workers_);
+  if (!worker.ok()) return worker.status();
+  return (*worker)->Run(spec, device, deadline, cancelled);
 }
 
 }  // namespace gpubench

@@ -6,6 +6,13 @@
 // runs go on in the new worker; other devices never notice. After max_faults faults in
 // fault_window the device is marked unhealthy: its runs answer UNAVAILABLE at once until a later
 // start succeeds.
+//
+// With user kernels allowed, each device has a second worker, of role kUser, for user kernels
+// (and --compare's built-ins): the same binary in a CUDA context of its own, so user code never
+// runs in the context that measures catalog runs and scheduled plans. It is started by the first
+// run that needs it and stopped after user_worker_idle without one, so it holds no GPU memory
+// while unused; its faults restart it (on demand) and never count toward the device's health.
+// The device's queue still serializes both workers' runs: the GPU measures one run at a time.
 #ifndef GPUBENCH_SERVER_ENGINE_WORKER_POOL_H_
 #define GPUBENCH_SERVER_ENGINE_WORKER_POOL_H_
 
@@ -43,17 +50,35 @@ struct WorkerOptions {
   int64_t max_memory_bytes = 0;  // a worker's resident memory limit (0: none)
   // A user kernel's compile (the run's first phase) that runs longer ends the worker.
   absl::Duration user_kernel_compile_limit = absl::Seconds(30);
+  // Each device gets a user-kernel worker (--allow_user_kernels), started with `args` and
+  // `user_args`; the catalog workers get `args` only, so they refuse user kernels themselves.
+  bool user_kernels = false;
+  std::vector<std::string> user_args;
+  // A user-kernel worker without a run for this long is stopped (its context, its GPU memory and
+  // its compile cache go); the next run that needs it starts it again.
+  absl::Duration user_worker_idle = absl::Minutes(5);
 };
 
-// What a device's worker is doing, for observers (metrics, the health service).
-enum class WorkerState { kStarting, kReady, kRestarting, kUnhealthy, kStopped };
+// Which of a device's workers measures a run. The catalog worker: catalog runs, sweeps and
+// scheduled plans; its faults are the device's health. The user-kernel worker: user kernels and
+// the built-ins --compare measures beside them (RunSpec::user_context), in a context of their own.
+enum class WorkerRole { kCatalog, kUser };
+const char* WorkerRoleName(WorkerRole role);  // "catalog", "user"
+WorkerRole RoleFor(const RunSpec& spec);
+
+// What a device's worker is doing, for observers (metrics, the health service). kIdle: a
+// user-kernel worker with no process (not yet started, stopped when idle, or ended by a fault);
+// the next run that needs it starts it.
+enum class WorkerState { kStarting, kReady, kRestarting, kUnhealthy, kStopped, kIdle };
 const char* WorkerStateName(WorkerState state);
 
 // A worker's change of state. `fault` names what ended the previous worker ("signal", "exit",
 // "device_lost", "hang", "stall", "heartbeat", "memory", "start", and "user_kernel" for any end a
 // user kernel's run caused, which never counts toward the unhealthy verdict); empty when none.
+// Events of the user-kernel worker (role kUser) never say anything about the device's health.
 struct WorkerEvent {
   int device = 0;
+  WorkerRole role = WorkerRole::kCatalog;
   WorkerState state = WorkerState::kStarting;
   std::string fault;
   std::string reason;  // in words, for logs
@@ -78,17 +103,23 @@ class WorkerPool final : public DeviceRunner {
   std::unique_ptr<Backend> MakeBackend();
 
   int device_count() const { return static_cast<int>(workers_.size()); }
-  // The pids of the live workers (the NVML busy check counts them as this server).
+  // The pids of the live workers of both roles (the NVML busy check counts them as this server).
   std::set<pid_t> Pids() const;
-  // Ready or restarting (the device takes runs); false once it is unhealthy.
+  // The pid of `device`'s worker of `role`; -1 when it has no process (a user-kernel worker that
+  // is idle, or user kernels off).
+  pid_t Pid(int device, WorkerRole role) const;
+  // Ready or restarting (the device takes runs); false once it is unhealthy. The catalog
+  // worker's: the user-kernel worker never makes a device unhealthy.
   bool Healthy(int device) const;
 
   // DeviceRunner.
   absl::Status Available(int device) const override;
+  // A run for the user-kernel worker starts it when it is idle.
+  absl::Status Prepare(const RunSpec& spec, const CancelledFn& cancelled) override;
   absl::StatusOr<RunResult> Measure(const RunSpec& spec, const DeviceInfo& device,
                                     absl::Time deadline, const CancelledFn& cancelled) override;
-  // Kills the device's worker for good (no fault counted, no restart): its run fails with
-  // UNAVAILABLE "... was killed: <why>".
+  // Kills the device's workers for good (no fault counted, no restart): the run in flight fails
+  // with UNAVAILABLE "... was killed: <why>".
   void Abandon(int device, const std::string& why) override;
 
   void Stop();
@@ -99,7 +130,8 @@ class WorkerPool final : public DeviceRunner {
   WorkerOptions options_;
   std::string backend_name_;
   BackendCapabilities capabilities_;  // the first worker's Hello
-  std::vector<std::unique_ptr<WorkerProcess>> workers_;
+  std::vector<std::unique_ptr<WorkerProcess>> workers_;       // catalog, one per device
+  std::vector<std::unique_ptr<WorkerProcess>> user_workers_;  // empty unless user_kernels
 };
 
 }  // namespace gpubench

@@ -139,8 +139,15 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry, MetricsOptions 
       worker_restarts_(BuildCounter()
                            .Name("gpubench_worker_restarts_total")
                            .Help("Worker processes ended by a fault, by kind: signal, exit, "
-                                 "device_lost, hang, stall, heartbeat, memory, start")
+                                 "device_lost, hang, stall, heartbeat, memory, start, "
+                                 "user_kernel; and by worker: catalog (the device's health) or "
+                                 "user (the user-kernel worker)")
                            .Register(*registry_)),
+      user_worker_running_(BuildGauge()
+                               .Name("gpubench_user_kernel_worker_running")
+                               .Help("1 while the device's user-kernel worker process runs "
+                                     "(holding a context and GPU memory), 0 while it is idle")
+                               .Register(*registry_)),
       build_info_(BuildGauge()
                       .Name("gpubench_build_info")
                       .Help("Build facts as labels; value 1")
@@ -178,12 +185,20 @@ void Metrics::SetDeviceUp(int device, bool up) {
   device_up_.Add(labels).Set(up ? 1 : 0);
 }
 
-void Metrics::CountWorkerFault(int device, const std::string& fault) {
+void Metrics::CountWorkerFault(int device, const std::string& fault, const std::string& worker) {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, std::string> labels = device_labels_[device];
   labels["device"] = absl::StrCat(device);
   labels["fault"] = fault;
+  labels["worker"] = worker;
   worker_restarts_.Add(labels).Increment();
+}
+
+void Metrics::SetUserKernelWorkerRunning(int device, bool running) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, std::string> labels = device_labels_[device];
+  labels["device"] = absl::StrCat(device);
+  user_worker_running_.Add(labels).Set(running ? 1 : 0);
 }
 
 void Metrics::SetInfo(const std::vector<DeviceInfo>& devices, const std::string& backend) {

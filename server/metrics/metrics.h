@@ -46,11 +46,14 @@ class Metrics final : public RunObserver {
   void OnRpcStarted(const std::string& method);
 
   // A device's worker process (server/engine/worker_pool.h): gpubench_device_up is 1 while the
-  // device takes runs (its worker ready or restarting), 0 once unhealthy; each fault that ended a
-  // worker counts in gpubench_worker_restarts_total by `fault` kind. Labelled like the other
-  // per-GPU series; call after SetInfo.
+  // device takes runs (its catalog worker ready or restarting), 0 once unhealthy; each fault that
+  // ended a worker counts in gpubench_worker_restarts_total by `fault` kind and `worker` role
+  // ("catalog", "user"); gpubench_user_kernel_worker_running is 1 while the device's user-kernel
+  // worker has a process (and a context), 0 while it is idle. Labelled like the other per-GPU
+  // series; call after SetInfo.
   void SetDeviceUp(int device, bool up);
-  void CountWorkerFault(int device, const std::string& fault);
+  void CountWorkerFault(int device, const std::string& fault, const std::string& worker);
+  void SetUserKernelWorkerRunning(int device, bool running);
 
   // The health monitor's state after a scheduled pass: gpubench_gpu_health (1 on the GPU's
   // current verdict, 0 on the others), and per GPU and health measurement its latest figure
@@ -108,6 +111,7 @@ class Metrics final : public RunObserver {
   prometheus::Family<prometheus::Gauge>& device_info_;
   prometheus::Family<prometheus::Gauge>& device_up_;
   prometheus::Family<prometheus::Counter>& worker_restarts_;
+  prometheus::Family<prometheus::Gauge>& user_worker_running_;
   prometheus::Family<prometheus::Gauge>& build_info_;
   prometheus::Family<prometheus::Gauge>& gpu_health_;
   prometheus::Family<prometheus::Gauge>& health_value_;

@@ -105,8 +105,11 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   // (docs/security.md: the sweep stream's bound).
   static constexpr int kMaxBuffered = 8;
 
-  SweepReactor(Engine* engine, grpc::CallbackServerContext* context, std::vector<RunSpec> items)
-      : items_(items) {
+  // `slot`: a user-kernel sweep's place among its client's user-kernel runs in flight (one for
+  // the whole sweep: its items run one at a time per device), given back when the sweep ends.
+  SweepReactor(Engine* engine, grpc::CallbackServerContext* context, std::vector<RunSpec> items,
+               ClientSlot slot)
+      : items_(items), slot_(std::move(slot)) {
     SweepCallbacks callbacks;
     callbacks.on_queued = [this](int index, int position) {
       Send(Progress(index, v1::SweepProgress::QUEUED, position));
@@ -120,6 +123,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
     callbacks.has_room = [this] { return buffered_.load() < kMaxBuffered; };
     callbacks.on_finished = [this](absl::Status status) {
       std::unique_lock<std::mutex> lock(mu_);
+      slot_.Release();
       final_status_ = ToGrpcStatus(status);
       all_submitted_ = true;
       MaybeWriteOrFinishLocked(lock);
@@ -230,6 +234,7 @@ class SweepReactor final : public grpc::ServerWriteReactor<v1::RunSweepResponse>
   }
 
   const std::vector<RunSpec> items_;
+  ClientSlot slot_;  // under mu_
 
   std::mutex mu_;
   std::shared_ptr<SweepRun> run_;
@@ -371,6 +376,15 @@ grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
   absl::Status status = options_.auth ? options_.auth->Check(*context) : absl::OkStatus();
   absl::StatusOr<std::vector<RunSpec>> items = std::vector<RunSpec>();
   if (status.ok()) status = ValidateEnums(*request);
+  ClientSlot slot;
+  if (status.ok() && request->has_user_kernel()) {
+    // Admitted before it is expanded: each item's resolve checks the code again, work a client
+    // over its rate would otherwise still cause.
+    absl::StatusOr<ClientSlot> admitted =
+        user_kernel_clients_.Admit(ClientIdentity(*context, options_.auth));
+    status = admitted.status();
+    if (admitted.ok()) slot = *std::move(admitted);
+  }
   if (status.ok()) {
     items = ExpandSweep(FromProto(*request), *engine_, options_.max_sweep_items);
     status = items.status();
@@ -383,7 +397,7 @@ grpc::ServerWriteReactor<v1::RunSweepResponse>* BenchmarkService::RunSweep(
     };
     return new FailedReactor(ToGrpcStatus(status));
   }
-  return new SweepReactor(engine_, context, *std::move(items));
+  return new SweepReactor(engine_, context, *std::move(items), std::move(slot));
 }
 
 }  // namespace gpubench

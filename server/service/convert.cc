@@ -406,6 +406,7 @@ SweepPlan FromProto(const v1::RunSweepRequest& request) {
   if (request.has_seed()) base.seed = request.seed();
   base.profile = request.profile();
   base.force = request.force();
+  if (request.has_user_kernel()) base.user_kernel = FromProto(request.user_kernel());
   return plan;
 }
 

@@ -38,6 +38,22 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(Engine* engine, con
   if (interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("the schedule interval must be positive");
   }
+  // Refused, not run in the user-kernel worker: scheduled results are the device's health
+  // evidence and its long-lived metrics, and a pass runs unattended with no client to count
+  // against the per-client user-kernel limits or to read a user kernel's verdict.
+  const auto refuse = [](const char* list, int index) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        list, " ", index,
+        " of the plan carries a user_kernel: scheduled plans run catalog kernels only (their "
+        "results are the devices' health evidence); run user kernels with RunSweep or "
+        "gpubench fleet --plan (docs/user-kernels.md)"));
+  };
+  for (int i = 0; i < plan.sweeps_size(); ++i) {
+    if (plan.sweeps(i).has_user_kernel()) return refuse("sweep", i + 1);
+  }
+  for (int i = 0; i < plan.multi_device_sweeps_size(); ++i) {
+    if (plan.multi_device_sweeps(i).has_user_kernel()) return refuse("multi-device sweep", i + 1);
+  }
   std::unique_ptr<Scheduler> scheduler(new Scheduler(engine, plan, interval, max_items));
   if (absl::StatusOr<std::vector<RunSpec>> items = scheduler->Expand(); !items.ok()) {
     return items.status();

@@ -117,9 +117,9 @@ namespace gpubench {
 // crossing the process boundary: these sizes break the build first (x86-64, GCC 12). Update the
 // list, then the size.
 static_assert(sizeof(MeasurementOptions) == 112, "new MeasurementOptions field: list it below");
-static_assert(sizeof(RunSpec) == 288, "new RunSpec field: list it below");
+static_assert(sizeof(RunSpec) == 296, "new RunSpec field: list it below");
 static_assert(sizeof(DeviceInfo) == 464, "new DeviceInfo field: list it below");
-static_assert(sizeof(RunResult) == 2760, "new RunResult field: list it below");
+static_assert(sizeof(RunResult) == 2768, "new RunResult field: list it below");
 static_assert(sizeof(BackendCapabilities) == 8, "new BackendCapabilities field: list it below");
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendCapabilities, device_is_host, host_clock,
@@ -138,11 +138,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunSpec, kernel, elements, shape, device_inde
                                    peer_device_index, geometry, block_size_source, cache_mode,
                                    measurement, verify, seed, verify_timed_samples, profile,
                                    profile_forbidden, force, scheduled, keep_buffers, buffer_chain,
-                                   max_warmup_seconds, user_kernel)
+                                   max_warmup_seconds, user_kernel, user_context)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelComparison, role, kernel, median_seconds, metric,
                                    value, speedup, candidates, note)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UserKernelIntegrity, launch_count_applied, launch_count_source,
-                                   launch_count_unavailable, windows_checked, windows_unrecorded, windows_outside_statistics,
+                                   launch_count_unavailable, windows_checked, windows_unrecorded,
+                                   windows_outside_statistics,
                                    expected_operations, foreign_kernels, timer_cross_check_applied,
                                    timer_cross_check, timer_median_seconds, kernel_median_seconds,
                                    timer_ratio, timer_tolerance, timer_tolerance_seconds,

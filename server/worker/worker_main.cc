@@ -37,6 +37,9 @@
 
 ABSL_FLAG(int, channel_fd, 3, "The socket to the server (inherited).");
 ABSL_FLAG(int, device, 0, "The device this worker measures on.");
+ABSL_FLAG(std::string, role, "catalog",
+          "catalog: catalog runs (the device's own context); user: user kernels and the built-ins "
+          "--compare measures beside them, in a context of their own (docs/workers.md).");
 ABSL_FLAG(int, parent_pid, 0, "The server's pid: the worker exits when its parent is another.");
 ABSL_FLAG(std::string, backend, "auto", "auto | cpu | cuda, as the server's --backend.");
 ABSL_FLAG(int, cpu_devices, 1, "As the server's flag.");
@@ -51,7 +54,8 @@ ABSL_FLAG(int64_t, device_printf_fifo_bytes, 1 << 20,
           "The device-side printf FIFO of this worker's context (CUDA).");
 ABSL_FLAG(bool, test_fault_kernels, false, "Register the test-only fault variants.");
 ABSL_FLAG(bool, allow_user_kernels, false,
-          "As the server's flag: without it, the worker refuses user kernel runs.");
+          "As the server's flag, given to user-kernel workers (--role=user) only: without it, the "
+          "worker refuses user kernel runs.");
 ABSL_FLAG(int64_t, max_user_kernel_bytes, int64_t{1} << 20, "As the server's flag.");
 ABSL_FLAG(std::string, user_kernel_include_dir, gpubench::DefaultUserKernelIncludeDir(),
           "Where NVRTC finds cuda_fp16.h and cuda_bf16.h (the CUDA toolkit's include/).");
@@ -80,16 +84,18 @@ class Channel {
 };
 
 // One run at a time on its own thread, so the reader can answer queries and take a Cancel while
-// it measures.
+// it measures. A user-kernel worker (`user`) also holds the compile cache.
 class Runner {
  public:
-  Runner(Backend* backend, Channel* channel)
-      : backend_(backend),
-        channel_(channel),
-        compiler_({.max_code_bytes = absl::GetFlag(FLAGS_max_user_kernel_bytes),
-                   .cache_entries = absl::GetFlag(FLAGS_user_kernel_cache_entries),
-                   .cache_bytes = absl::GetFlag(FLAGS_user_kernel_cache_bytes),
-                   .include_dir = absl::GetFlag(FLAGS_user_kernel_include_dir)}) {}
+  Runner(Backend* backend, Channel* channel, bool user) : backend_(backend), channel_(channel) {
+    if (user) {
+      compiler_.emplace(
+          UserCompilerOptions{.max_code_bytes = absl::GetFlag(FLAGS_max_user_kernel_bytes),
+                              .cache_entries = absl::GetFlag(FLAGS_user_kernel_cache_entries),
+                              .cache_bytes = absl::GetFlag(FLAGS_user_kernel_cache_bytes),
+                              .include_dir = absl::GetFlag(FLAGS_user_kernel_include_dir)});
+    }
+  }
 
   uint64_t progress() const { return progress_.load(); }
   bool running() const { return running_.load(); }
@@ -140,6 +146,15 @@ class Runner {
     absl::StatusOr<DeviceInfo> device = DecodeDeviceInfo(run.device());
     if (!device.ok()) return device.status();
     device_index_ = spec->device_index;
+    // The server routes by role (RoleFor); a run of the other role here is a server bug that
+    // would put user code in the catalog context, or a catalog run in the user one: refused.
+    const bool user_run = spec->user_kernel != nullptr || spec->user_context;
+    if (user_run != compiler_.has_value()) {
+      return absl::InternalError(absl::StrCat(
+          "the ", compiler_.has_value() ? "user-kernel" : "catalog", " worker of device ",
+          device_index_, " was sent a ", user_run ? "user-kernel" : "catalog",
+          " run; the server routes each to its own worker"));
+    }
     const absl::Time deadline = run.deadline_unix_nanos() == 0
                                     ? absl::InfiniteFuture()
                                     : absl::FromUnixNanos(run.deadline_unix_nanos());
@@ -165,13 +180,13 @@ class Runner {
           "this worker was started without --allow_user_kernels");
     }
     // The compile is over when this runs: the server's compile limit no longer applies.
-    return MeasureUserKernelRun(*backend_, &compiler_, spec, device, cancelled, &pool_,
+    return MeasureUserKernelRun(*backend_, &*compiler_, spec, device, cancelled, &pool_,
                                 [this] { progress_.fetch_add(1); });
   }
 
   Backend* const backend_;
   Channel* const channel_;
-  UserCompiler compiler_;
+  std::optional<UserCompiler> compiler_;  // user-kernel workers only
   ParallelPool pool_{0};
   std::atomic<uint64_t> progress_{0};
   std::atomic<bool> running_{false};
@@ -268,7 +283,13 @@ int Main() {
     std::fputs("1000", f);
     std::fclose(f);
   }
-  spdlog::set_pattern(absl::StrCat("[%Y-%m-%d %H:%M:%S.%e] [worker ", device, "] [%l] %v"));
+  const std::string role = absl::GetFlag(FLAGS_role);
+  if (role != "catalog" && role != "user") {
+    std::cerr << "gpubench_worker: --role must be catalog or user (got '" << role << "')\n";
+    return kWorkerExitBadStartup;
+  }
+  spdlog::set_pattern(absl::StrCat("[%Y-%m-%d %H:%M:%S.%e] [worker ", device,
+                                   role == "user" ? " user" : "", "] [%l] %v"));
   if (absl::GetFlag(FLAGS_test_fault_kernels)) {
     if (absl::Status s = RegisterTestFaultVariants(); !s.ok()) {
       spdlog::critical("{}", s.ToString());
@@ -299,7 +320,7 @@ int Main() {
     return kWorkerExitBadStartup;
   }
 
-  Runner runner(backend->get(), &channel);
+  Runner runner(backend->get(), &channel, role == "user");
   std::thread heartbeat([&] {
     const auto interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_heartbeat_interval_ms));
     for (;;) {

@@ -574,5 +574,68 @@ TEST(FleetTargets, UnboundedOrHugeTargetFilesAreRefused) {
   std::remove(path.c_str());
 }
 
+// A user kernel's rows (kernel "user_kernel" for every one) are their own measurement, one per
+// entry and code hash: summarised per GPU model like catalog rows, never with another user
+// kernel's or a catalog kernel's; regressions name them; a skipped sweep is listed, not failed.
+TEST(FleetUserKernels, RowsAreKeyedByEntryAndCodeHash) {
+  auto user = [](const std::string& node, const std::string& id, double bandwidth) {
+    v1::FleetRow r = Row(node, "A", bandwidth);
+    r.set_kernel("user_kernel");
+    r.set_user_kernel(id);
+    r.set_user_kernel_sha256(id.substr(id.find('@') + 1) + std::string(52, '0'));
+    r.set_seed(static_cast<uint64_t>(bandwidth));  // fresh per run
+    r.set_output_hash(static_cast<uint64_t>(bandwidth));
+    return r;
+  };
+  v1::FleetReport report =
+      Report({Row("n1", "A", 100), Row("n2", "A", 100), user("n1", "my_add@0123456789ab", 90),
+              user("n2", "my_add@0123456789ab", 91), user("n1", "my_add@ba9876543210", 50),
+              user("n2", "my_add@ba9876543210", 10)});
+  report.mutable_targets(1)->add_skipped()->set_sweep(3);
+  report.mutable_targets(1)->mutable_skipped(0)->set_kernel("user:other@aaaaaaaaaaaa");
+  report.mutable_targets(1)->mutable_skipped(0)->set_reason(
+      "the server does not allow user kernels (it runs without --allow_user_kernels)");
+  Summarize(0.10, &report);
+  std::map<std::string, int> gpus;
+  for (const v1::FleetModelSummary& s : report.summaries()) gpus[s.kernel()] = s.gpus();
+  EXPECT_EQ(gpus,
+            (std::map<std::string, int>{
+                {"add_f32", 2}, {"user:my_add@0123456789ab", 2}, {"user:my_add@ba9876543210", 2}}));
+  ASSERT_EQ(report.outliers_size(), 1);
+  EXPECT_EQ(report.outliers(0).kernel(), "user:my_add@ba9876543210");
+  EXPECT_EQ(report.outliers(0).node_name(), "n2");
+  // Fresh seeds: no SDC groups of user rows, whatever their hashes.
+  EXPECT_EQ(report.sdc_suspects_size(), 0);
+  EXPECT_EQ(report.targets_completed(), 2);
+  EXPECT_EQ(report.failures_size(), 0);
+  const std::string table = RenderFleet(report, "table");
+  EXPECT_THAT(table, HasSubstr("user:my_add@0123456789ab"));
+  EXPECT_THAT(table,
+              HasSubstr("SKIPPED n2:50051 (node n2): sweep 3 of the plan "
+                        "(user:other@aaaaaaaaaaaa): the server does not allow user kernels"));
+  EXPECT_THAT(RenderFleet(report, "csv"),
+              HasSubstr(",user:other@aaaaaaaaaaaa,,,,,,,,,\"skipped sweep 3: the server does not"));
+
+  // Another revision of the kernel (another hash) is not the same row: MISSING, not SLOWER.
+  v1::FleetReport now = Report({user("n1", "my_add@cccccccccccc", 10)});
+  CompareWithBaseline(report, 0.05, &now);
+  int missing = 0;
+  for (const v1::FleetRegression& g : now.regressions()) {
+    EXPECT_NE(g.kind(), v1::FleetRegression::SLOWER) << g.description();
+    missing += g.kind() == v1::FleetRegression::MISSING;
+  }
+  EXPECT_GE(missing, 2);
+  now = Report({user("n1", "my_add@0123456789ab", 10)});
+  CompareWithBaseline(report, 0.05, &now);
+  bool slower = false;
+  for (const v1::FleetRegression& g : now.regressions()) {
+    if (g.kind() != v1::FleetRegression::SLOWER) continue;
+    slower = true;
+    EXPECT_EQ(g.kernel(), "user:my_add@0123456789ab");
+    EXPECT_THAT(g.description(), HasSubstr("user:my_add@0123456789ab 1Mi cold"));
+  }
+  EXPECT_TRUE(slower);
+}
+
 }  // namespace
 }  // namespace gpubench::client

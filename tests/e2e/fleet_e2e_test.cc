@@ -8,6 +8,7 @@
 #include <future>
 #include <set>
 
+#include "absl/strings/escaping.h"
 #include "e2e/server_process.h"
 #include "gpubench/v1/fleet.pb.h"
 
@@ -254,6 +255,75 @@ TEST(Fleet, CarelessFlagsAndFailedWrites) {
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(victim)), {}), "precious\n");
   EXPECT_EQ(ReadReport(dir + "/report.json").targets_size(), 1);
   std::filesystem::remove_all(dir);
+}
+
+// A plan with a catalog sweep and a user-kernel sweep (PTX: no compiler needed on the CPU
+// backend) against a server without --allow_user_kernels and one with it: the first runs the
+// catalog sweep and skips the user one, saying why, and completes (a skip is not a failure);
+// the second runs both, and its user items answer as the CPU backend answers user kernels, named
+// by the user kernel's entry and code hash. Then the same plan against the first alone: exit 0.
+TEST(Fleet, AUserKernelSweepIsSkippedWhereUserKernelsAreOff) {
+  ServerProcess off({"--node_name=node-off"});
+  ServerProcess on({"--node_name=node-on", "--allow_user_kernels"});
+  const std::string ptx =
+      ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry my_add(.param .u64 a, "
+      ".param .u64 b, .param .u64 c, .param .u64 n) { ret; }\n";
+  const std::string plan = ::testing::TempDir() + "/fleet_user_plan" + std::to_string(getpid());
+  std::ofstream(plan) << R"({"sweeps": [
+      {"kernels": ["add_f32"], "sizes": ["4096"],
+       "measurement": {"minSamples": 3, "minTimeSeconds": 0.01, "timeoutSeconds": 1}},
+      {"userKernel": {"ptx": ")"
+                      << absl::CEscape(ptx) << R"(", "entry": "my_add",
+         "family": "elementwise_add", "dtype": "f32", "launch": {"blockSize": 256}},
+       "sizes": ["4096", "8192"],
+       "measurement": {"minSamples": 3, "minTimeSeconds": 0.01, "timeoutSeconds": 1}}]})";
+  const std::string report = ::testing::TempDir() + "/fleet_user_report" + std::to_string(getpid());
+  const CliResult both = RunFleetCli(absl::StrCat("--plan=", plan, " --targets=", off.target(), ",",
+                                                  on.target(), " --report_file=", report));
+  EXPECT_EQ(both.exit_code, 1) << both.out;  // node-on's user items failed (CPU backend)
+  EXPECT_NE(both.out.find(absl::StrCat("SKIPPED ", off.target(),
+                                       " (node node-off): sweep 2 of "
+                                       "the plan (user:my_add@")),
+            std::string::npos)
+      << both.out;
+  EXPECT_NE(both.out.find("the server does not allow user kernels (it runs without "
+                          "--allow_user_kernels)"),
+            std::string::npos)
+      << both.out;
+  EXPECT_NE(both.out.find("1 of 2 targets completed"), std::string::npos) << both.out;
+  const v1::FleetReport j = ReadReport(report);
+  ASSERT_EQ(j.targets_size(), 2);
+  const v1::FleetTarget& t_off = j.targets(0);
+  const v1::FleetTarget& t_on = j.targets(1);
+  EXPECT_TRUE(t_off.ok()) << t_off.DebugString();
+  EXPECT_EQ(t_off.rows_size(), 1);  // the catalog sweep's row
+  ASSERT_EQ(t_off.skipped_size(), 1);
+  EXPECT_EQ(t_off.skipped(0).sweep(), 2);
+  EXPECT_EQ(t_off.skipped(0).kernel().rfind("user:my_add@", 0), 0u) << t_off.skipped(0).kernel();
+  EXPECT_EQ(t_off.skipped(0).kernel().size(), std::string("user:my_add@").size() + 12);
+  EXPECT_FALSE(t_on.ok());
+  EXPECT_EQ(t_on.skipped_size(), 0);
+  EXPECT_EQ(t_on.rows_size(), 1);  // the catalog row; the user items are errors
+  EXPECT_NE(t_on.error().find("2 plan item(s) failed: " + t_off.skipped(0).kernel() + " 4096: "),
+            std::string::npos)
+      << t_on.error();
+  EXPECT_NE(t_on.error().find("cannot run a user kernel"), std::string::npos) << t_on.error();
+  // The catalog rows of both nodes are summarised together, as always.
+  ASSERT_EQ(j.summaries_size(), 1);
+  EXPECT_EQ(j.summaries(0).kernel(), "add_f32");
+  EXPECT_EQ(j.summaries(0).gpus(), 2);
+
+  const CliResult alone = RunFleetCli(absl::StrCat("--plan=", plan, " --targets=", off.target()));
+  EXPECT_EQ(alone.exit_code, 0) << alone.out;
+  EXPECT_NE(alone.out.find("1 of 1 targets completed"), std::string::npos) << alone.out;
+
+  // A user kernel beside catalog kernels in one sweep: refused with the plan, before any target.
+  std::ofstream(plan) << R"({"kernels": ["add_f32"], "sizes": ["4096"], "userKernel": {"ptx": "x",
+      "entry": "my_add", "family": "elementwise_add", "dtype": "f32"}})";
+  const CliResult bad = RunFleetCli(absl::StrCat("--plan=", plan, " --targets=", off.target()));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("plan: sweep 1: kernels and userKernel are exclusive"), std::string::npos)
+      << bad.out;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #ifndef GPUBENCH_TESTS_E2E_SERVER_PROCESS_H_
 #define GPUBENCH_TESTS_E2E_SERVER_PROCESS_H_
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -13,11 +14,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 extern char** environ;
 
@@ -112,6 +116,32 @@ class ServerProcess {
   pid_t pid_ = -1;
   int port_ = 0;
 };
+
+// The live gpubench_worker children of the server `parent` started with --role=`role`
+// ("catalog": one per device; "user": a device's user-kernel worker while it runs), from /proc.
+inline std::set<pid_t> WorkerPidsOfRole(pid_t parent, const std::string& role) {
+  std::set<pid_t> pids;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (dirent* e = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(atoi(e->d_name));
+    if (pid <= 0) continue;
+    std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+    const std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const size_t close = text.rfind(')');
+    // The kernel keeps 15 characters of the name: gpubench_worker exactly.
+    if (close == std::string::npos || text.find("(gpubench_worker)") == std::string::npos) continue;
+    std::vector<std::string> rest = absl::StrSplit(text.substr(close + 2), ' ');
+    if (rest.size() < 2 || rest[0] == "Z" || atoi(rest[1].c_str()) != parent) continue;
+    std::ifstream cmdline(absl::StrCat("/proc/", pid, "/cmdline"));
+    const std::string args((std::istreambuf_iterator<char>(cmdline)), {});
+    if (absl::StrContains(args, absl::StrCat("--role=", role, std::string(1, '\0')))) {
+      pids.insert(pid);
+    }
+  }
+  closedir(proc);
+  return pids;
+}
 
 struct CliResult {
   int exit_code;

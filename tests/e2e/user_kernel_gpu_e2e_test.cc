@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -100,6 +101,32 @@ TEST_F(UserKernelGpuE2e, TrapEndsOnlyTheWorker) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL) << s.error_message();
   EXPECT_THAT(s.error_message(), HasSubstr("cudaError"));
   ExpectNextRunVerifies();
+}
+
+// User kernels run in the device's user-kernel worker (a second process and CUDA context): a
+// trap poisons that context only. The catalog worker's process is the same before and after, and
+// its next catalog run verifies; the trap's worker is replaced by the next user kernel's.
+TEST_F(UserKernelGpuE2e, ATrapLeavesTheCatalogWorkersContextAlone) {
+  v1::RunBenchmarkRequest catalog;
+  catalog.set_kernel("add_f32");
+  catalog.set_elements(1 << 20);
+  v1::RunBenchmarkResponse response;
+  ASSERT_TRUE(Run(catalog, &response).ok());
+  const std::set<pid_t> catalog_workers = WorkerPidsOfRole(server_->pid(), "catalog");
+  ASSERT_FALSE(catalog_workers.empty());
+  ExpectNextRunVerifies();  // starts the user-kernel worker
+  const std::set<pid_t> user_before = WorkerPidsOfRole(server_->pid(), "user");
+  ASSERT_EQ(user_before.size(), 1u);
+  const grpc::Status s = Run(UserRun(Kernel("__trap();")));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("the user-kernel worker of GPU-"));
+  EXPECT_EQ(WorkerPidsOfRole(server_->pid(), "catalog"), catalog_workers);
+  const grpc::Status again = Run(catalog, &response);
+  ASSERT_TRUE(again.ok()) << again.error_message();
+  EXPECT_TRUE(response.result().verification().passed());
+  ExpectNextRunVerifies();
+  EXPECT_NE(WorkerPidsOfRole(server_->pid(), "user"), user_before);
+  EXPECT_EQ(WorkerPidsOfRole(server_->pid(), "catalog"), catalog_workers);
 }
 
 TEST_F(UserKernelGpuE2e, OutOfBoundsStoreIsAnIllegalAddress) {

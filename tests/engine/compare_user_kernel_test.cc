@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <mutex>
 #include <set>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "kernels/cpu_backend.h"
+#include "server/engine/worker_pool.h"
 
 namespace gpubench {
 namespace {
@@ -42,11 +45,33 @@ TEST(CompareUserKernel, CandidatesAreTheFamilysVariantsOfTheDtypeBaselinesApart)
   EXPECT_EQ(c.builtins.size() + c.baselines.size(), of_family);
 }
 
+// The role of every run the engine finished (RoleFor: which worker process would measure it).
+class Roles final : public RunObserver {
+ public:
+  void OnRunFinished(const RunSpec& spec, const absl::StatusOr<RunResult>&,
+                     absl::Duration) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    roles_.push_back(RoleFor(spec));
+  }
+  void OnQueueDepth(int, int) override {}
+  std::vector<WorkerRole> roles() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return roles_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<WorkerRole> roles_;
+};
+
 // The chain after a (made-up) user kernel result of 1 s per launch: every built-in is measured,
 // the fastest is reported with its speedup (its median / the user's) and the count, then the
-// vendor baseline; the note says how they were measured. An error passes through untouched.
+// vendor baseline; the note says how they were measured. Each in the user kernel's worker (the
+// user-kernel context), never the catalog worker. An error passes through untouched.
 TEST(CompareUserKernel, MeasuresTheBuiltinsAfterTheUserKernelAndReportsRatios) {
   Engine engine(MakeCpuBackend({.devices = 1, .threads_per_device = 1}), ServerLimits());
+  Roles roles;
+  engine.AddObserver(&roles);
   RunRequest r;
   r.kernel = "add_f32";
   r.elements = 4096;
@@ -82,6 +107,9 @@ TEST(CompareUserKernel, MeasuresTheBuiltinsAfterTheUserKernelAndReportsRatios) {
   EXPECT_EQ(c[1].kernel, "cub_add_f32") << c[1].note;
   ASSERT_FALSE(result->notes.empty());
   EXPECT_TRUE(absl::StrContains(result->notes.back(), "compare: ")) << result->notes.back();
+  EXPECT_EQ(roles.roles(),
+            std::vector<WorkerRole>(candidates.builtins.size() + candidates.baselines.size(),
+                                    WorkerRole::kUser));
 
   std::promise<absl::StatusOr<RunResult>> failed;
   ComparingUserKernel(engine, *user, absl::Now() + absl::Seconds(10),

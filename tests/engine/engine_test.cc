@@ -3,8 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <mutex>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "engine/fake_backend.h"
+#include "server/engine/worker_pool.h"
 
 namespace gpubench {
 namespace {
@@ -256,6 +261,88 @@ TEST_F(EngineTest, ShutdownCancelsWhatGraceDoesNotCover) {
   EXPECT_EQ(rejected.status().code(), absl::StatusCode::kUnavailable);
   // The running one finished (cancelled by the shutdown or measured): either is fine here.
   running.future.get().IgnoreError();
+}
+
+// A DeviceRunner that logs its calls with the role of each run (RoleFor) and measures on a fake
+// backend of its own, in this process.
+class RecordingRunner final : public DeviceRunner {
+ public:
+  explicit RecordingRunner(testing::FakeScript script) : backend_(script) {}
+  absl::Status Available(int) const override { return absl::OkStatus(); }
+  absl::Status Prepare(const RunSpec& spec, const CancelledFn&) override {
+    Log("prepare", spec);
+    return prepare_status;
+  }
+  absl::StatusOr<RunResult> Measure(const RunSpec& spec, const DeviceInfo& device, absl::Time,
+                                    const CancelledFn& cancelled) override {
+    Log("measure", spec);
+    ParallelPool pool(0);
+    return MeasureRun(backend_, spec, device, cancelled, &pool);
+  }
+  std::vector<std::string> log() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return log_;
+  }
+  absl::Status prepare_status = absl::OkStatus();
+
+ private:
+  void Log(const char* what, const RunSpec& spec) {
+    std::lock_guard<std::mutex> lock(mu_);
+    log_.push_back(absl::StrCat(what, " ", spec.kernel->name, " ",
+                                RoleFor(spec) == WorkerRole::kUser ? "user" : "catalog"));
+  }
+  testing::FakeBackend backend_;
+  std::mutex mu_;
+  std::vector<std::string> log_;
+};
+
+absl::StatusOr<RunResult> RunOn(Engine& engine, const RunSpec& spec) {
+  std::promise<absl::StatusOr<RunResult>> done;
+  JobCallbacks cb;
+  cb.on_done = [&](absl::StatusOr<RunResult> r) { done.set_value(std::move(r)); };
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      engine.Submit(spec, absl::Now() + absl::Seconds(60), cb, nullptr);
+  if (!job.ok()) return job.status();
+  return done.get_future().get();
+}
+
+// The runner readies each run's process (Prepare: a user-kernel worker started on demand) before
+// the run's device description and memory admission, so the admission sees what that process
+// holds; then measures it. A run's role follows its spec: catalog, or user for a run in the
+// user-kernel context.
+TEST(EngineRunner, PreparesEachRunBeforeMeasuringItInItsRolesWorker) {
+  testing::FakeScript script;
+  Engine engine(std::make_unique<testing::FakeBackend>(script), ServerLimits());
+  RecordingRunner runner(script);
+  engine.SetRunner(&runner);
+  RunRequest r;
+  r.kernel = "add_f32";
+  r.elements = 256;
+  r.measurement.min_samples = 3;
+  r.measurement.min_time_seconds = 0.001;
+  RunSpec spec = *engine.Resolve(r);
+  ASSERT_TRUE(RunOn(engine, spec).ok());
+  spec.user_context = true;  // as --compare's built-ins are submitted
+  ASSERT_TRUE(RunOn(engine, spec).ok());
+  EXPECT_EQ(runner.log(),
+            (std::vector<std::string>{"prepare add_f32 catalog", "measure add_f32 catalog",
+                                      "prepare add_f32 user", "measure add_f32 user"}));
+}
+
+// A process that cannot be readied fails the run with its reason, before anything is measured.
+TEST(EngineRunner, APrepareErrorFailsTheRunUnmeasured) {
+  testing::FakeScript script;
+  Engine engine(std::make_unique<testing::FakeBackend>(script), ServerLimits());
+  RecordingRunner runner(script);
+  runner.prepare_status =
+      absl::UnavailableError("the user-kernel worker of device 0 did not start: no memory");
+  engine.SetRunner(&runner);
+  RunRequest r;
+  r.kernel = "add_f32";
+  r.elements = 256;
+  absl::StatusOr<RunResult> result = RunOn(engine, *engine.Resolve(r));
+  EXPECT_EQ(result.status(), runner.prepare_status);
+  EXPECT_EQ(runner.log(), std::vector<std::string>{"prepare add_f32 catalog"});
 }
 
 }  // namespace

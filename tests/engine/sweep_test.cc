@@ -161,6 +161,65 @@ TEST(SweepTest, EmptyPlanAndBadItemsFailAsAWholeNamingTheItem) {
   EXPECT_THAT(items.status().message(), HasSubstr("block_size=100"));
 }
 
+// A user kernel's sweep: one item per size x launch, the block sizes and items per thread put in
+// the user kernel's launch (never the request's, which a user kernel refuses), every item of a
+// launch sharing one validated spec (and one copy of the code). Refused beside catalog kernels,
+// with compare, with a fixed seed, and where the server does not allow user kernels.
+TEST(SweepTest, AUserKernelIsCrossedWithSizesAndLaunches) {
+  testing::FakeScript script;
+  ServerLimits limits;
+  limits.user_kernels.allowed = true;
+  Engine engine(std::make_unique<testing::FakeBackend>(script), limits);
+  SweepPlan plan;
+  plan.sizes = {1024, 4096, 16384};
+  plan.block_sizes = {128, 256};
+  UserKernelRequest k;
+  k.kind = UserCodeKind::kPtx;
+  k.code = ".version 8.0\n.target sm_90\n.address_size 64\n";
+  k.entry = "my_add";
+  k.family = "elementwise_add";
+  k.dtype = "f32";
+  k.launch.block_size = 64;  // replaced by the list's
+  plan.base.user_kernel = k;
+  absl::StatusOr<std::vector<RunSpec>> items = ExpandSweep(plan, engine, 100);
+  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_EQ(items->size(), 6u);
+  for (size_t i = 0; i < items->size(); ++i) {
+    const RunSpec& item = (*items)[i];
+    ASSERT_NE(item.user_kernel, nullptr);
+    EXPECT_EQ(item.kernel, &item.user_kernel->variant);
+    EXPECT_EQ(item.kernel->name, "user_kernel");
+    EXPECT_EQ(item.elements, plan.sizes[i / 2]);
+    EXPECT_EQ(item.geometry.block_size, plan.block_sizes[i % 2]);
+    EXPECT_EQ(item.user_kernel->request.launch.block_size, plan.block_sizes[i % 2]);
+    EXPECT_EQ(item.user_kernel, (*items)[i % 2].user_kernel) << "one spec per launch";
+  }
+  EXPECT_NE((*items)[0].user_kernel, (*items)[1].user_kernel);
+
+  SweepPlan with_kernels = plan;
+  with_kernels.kernels = {"add_f32"};
+  EXPECT_THAT(ExpandSweep(with_kernels, engine, 100).status().message(),
+              HasSubstr("kernels and user_kernel are exclusive"));
+  SweepPlan compare = plan;
+  compare.base.user_kernel->compare = true;
+  EXPECT_THAT(ExpandSweep(compare, engine, 100).status().message(),
+              HasSubstr("user_kernel.compare is for RunBenchmark"));
+  SweepPlan seeded = plan;
+  seeded.base.seed = 7;
+  absl::Status s = ExpandSweep(seeded, engine, 100).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("sweep item user_kernel=my_add elements=1024"));
+  SweepPlan no_sizes = plan;
+  no_sizes.sizes.clear();
+  EXPECT_EQ(ExpandSweep(no_sizes, engine, 100).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExpandSweep(plan, engine, 5).status().code(), absl::StatusCode::kInvalidArgument);
+  // Off on a server without --allow_user_kernels: the whole sweep, at once.
+  auto off = MakeEngine(1);
+  s = ExpandSweep(plan, *off, 100).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("--allow_user_kernels"));
+}
+
 // A scheduled plan: its sweeps in order; a multi-device (peer) sweep only where the server has a
 // second device (a one-GPU node runs the rest of the fleet plan); the failing sweep named.
 TEST(SweepTest, ExpandSweepsLeavesMultiDeviceSweepsOutOnOneDevice) {

@@ -294,11 +294,13 @@ def main():
         check(len(documented) >= 20, f"docs/metrics.md's metrics table parsed ({len(documented)} metrics)")
         for name, (labels, optional) in documented.items():
             if name not in seen:
-                # gpubench_worker_restarts_total: a series appears with the first worker fault.
+                # gpubench_worker_restarts_total: a series appears with the first worker fault;
+                # gpubench_user_kernel_worker_running: only on a server with --allow_user_kernels.
                 check(name in GPU_ONLY or name in ("gpubench_run_registers_per_thread",
                                                    "gpubench_run_flops_per_second",
                                                    "gpubench_metrics_series_evicted_total",
-                                                   "gpubench_worker_restarts_total"),
+                                                   "gpubench_worker_restarts_total",
+                                                   "gpubench_user_kernel_worker_running"),
                       f"docs/metrics.md's {name} is on the scrape (or GPU-only, or not fed by this run)")
                 continue
             extra = seen[name] - labels - optional - DCGM_LABELS

@@ -351,6 +351,18 @@ TEST_F(ConvertTest, SweepRequestToPlan) {
   EXPECT_EQ(plan.base.measurement.throttle_threshold, std::optional<double>(0));
   EXPECT_DOUBLE_EQ(plan.base.measurement.max_duty, 0.75);
   EXPECT_EQ(plan.base.measurement.placement_pad_bytes, 2 << 20);
+  EXPECT_FALSE(plan.base.user_kernel.has_value());
+  // A user kernel's sweep carries it in what every item shares.
+  p.clear_kernels();
+  p.mutable_user_kernel()->set_ptx(".version 8.0");
+  p.mutable_user_kernel()->set_entry("my_add");
+  p.mutable_user_kernel()->mutable_launch()->set_block_size(128);
+  plan = FromProto(p);
+  EXPECT_TRUE(plan.kernels.empty());
+  ASSERT_TRUE(plan.base.user_kernel.has_value());
+  EXPECT_EQ(plan.base.user_kernel->kind, UserCodeKind::kPtx);
+  EXPECT_EQ(plan.base.user_kernel->entry, "my_add");
+  EXPECT_EQ(plan.base.user_kernel->launch.block_size, 128);
 }
 
 TEST_F(ConvertTest, AutotuneRequestAndReport) {

@@ -87,6 +87,32 @@ TEST_F(SchedulerTest, BadPlansAndIntervalsFailAtCreation) {
   EXPECT_EQ(recorder_.runs(), 0);  // nothing ran
 }
 
+// A user kernel in a scheduled plan is refused at creation (so at the server's start), whether
+// the server allows user kernels or not: scheduled results are the devices' health evidence.
+TEST_F(SchedulerTest, AUserKernelIsRefusedAtCreation) {
+  ServerLimits limits;
+  limits.user_kernels.allowed = true;
+  engine_ = std::make_unique<Engine>(std::make_unique<testing::FakeBackend>(testing::FakeScript{}),
+                                     limits);
+  v1::Plan plan = *ParsePlanJson(kPlan);
+  v1::RunSweepRequest* user = plan.add_sweeps();
+  user->add_sizes(1024);
+  user->mutable_user_kernel()->set_ptx(".version 8.0");
+  user->mutable_user_kernel()->set_entry("my_add");
+  user->mutable_user_kernel()->set_family("elementwise_add");
+  user->mutable_user_kernel()->set_dtype("f32");
+  user->mutable_user_kernel()->mutable_launch()->set_block_size(256);
+  absl::StatusOr<std::unique_ptr<Scheduler>> s =
+      Scheduler::Create(engine_.get(), plan, absl::Seconds(1), 100);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), HasSubstr("sweep 2 of the plan carries a user_kernel: "
+                                              "scheduled plans run catalog kernels only"));
+  v1::Plan multi = *ParsePlanJson(kPlan);
+  *multi.add_multi_device_sweeps() = *user;
+  EXPECT_THAT(Scheduler::Create(engine_.get(), multi, absl::Seconds(1), 100).status().message(),
+              HasSubstr("multi-device sweep 1 of the plan carries a user_kernel"));
+}
+
 TEST_F(SchedulerTest, RunsEveryItemEachPassAsScheduledWork) {
   Make();
   absl::StatusOr<std::unique_ptr<Scheduler>> s =

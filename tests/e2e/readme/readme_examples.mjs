@@ -18,7 +18,11 @@
 //     scaled the same way;
 //   - the server's sampling budget is 0.25 s by default (--default_timeout_seconds), and a
 //     plan's timeoutSeconds is capped to it: the README's CPU examples would take minutes;
-//   - fleet's plan.json is the docs' plan block; its --baseline is a report made first.
+//   - fleet's plan.json is the docs' plan block; its --baseline is a report made first;
+//     user-plan.json is the docs' user-kernel plan block (docs/fleet.md, "A user-kernel plan").
+//   - a user kernel (run, sweep, RunBenchmark, RunSweep, a fleet plan's user sweep) on the CPU
+//     backend answers FAILED_PRECONDITION after the compile checks passed, as documented: that
+//     answer, and no other, is accepted for each of its runs.
 // Commands that are not gpubench's (docker, buildah, scripts, ncu/nsys, jq) are listed as not run,
 // with the reason.
 import { spawn, spawnSync } from 'node:child_process';
@@ -124,6 +128,13 @@ export function shellWords(text) {
 function extractPlan(markdown) {
   const match = markdown.match(/A plan is a `RunSweepRequest`[\s\S]*?```json\n([\s\S]*?)```/);
   if (!match) throw new Error('docs: no plan JSON block after "A plan is a `RunSweepRequest`"');
+  return JSON.parse(match[1]);
+}
+
+// The docs' user-kernel plan (the ```json block after "A user-kernel plan").
+function extractUserPlan(markdown) {
+  const match = markdown.match(/A user-kernel plan[\s\S]*?```json\n([\s\S]*?)```/);
+  if (!match) throw new Error('docs: no plan JSON block after "A user-kernel plan"');
   return JSON.parse(match[1]);
 }
 
@@ -318,6 +329,15 @@ async function grpcurl(words, context) {
   if (!Array.isArray(responses)) return responses;
   if (responses.length === 0) throw new Error(`${rpcPath}: no response`);
   const printed = responses.map((m) => JSON.stringify(toJson(responseType, m)));
+  // A user kernel's sweep on the CPU backend: every item an error, each the documented answer.
+  if (body.user_kernel && method.responseStream) {
+    const errors = printed.filter((p) => p.includes('"error"'));
+    if (errors.length === 0 || printed.some((p) => p.includes('"result"'))) {
+      throw new Error(`a user kernel's sweep on the CPU backend: expected only item errors\n${printed.join('\n')}`);
+    }
+    for (const e of errors) cpuUserKernelOutcome(true, `FAILED_PRECONDITION: ${e}`, [], '');
+    notes.push(`${errors.length} item errors, each the CPU backend's documented answer to a user kernel`);
+  }
   if (rpcPath === '/grpc.health.v1.Health/Check' && !printed[0].includes('"SERVING"')) {
     throw new Error(`health: ${printed[0]}`);
   }
@@ -344,6 +364,25 @@ function gpubench(words, context) {
   if (r.error) throw r.error;
   if (args[0] === 'run' && args.some((a) => /^--(source|ptx|cubin)=/.test(a))) {
     return cpuUserKernelOutcome(r.code === 1, r.stderr, notes, r.stdout);
+  }
+  if (args[0] === 'sweep' && args.some((a) => /^--(source|ptx|cubin)=/.test(a))) {
+    // Each item is an error line ("error in item N: ..."), exit 1.
+    const items = r.stdout.split('\n').filter((l) => l.startsWith('error in item '));
+    if (r.code !== 1 || items.length === 0) {
+      throw new Error(`exit ${r.code}, ${items.length} item errors\n${r.stdout}\n${r.stderr}`);
+    }
+    for (const l of items) cpuUserKernelOutcome(true, `FAILED_PRECONDITION: ${l}`, [], '');
+    notes.push(`${items.length} item errors, each the CPU backend's documented answer to a user kernel`);
+    return { output: r.stdout, notes };
+  }
+  if (args[0] === 'fleet' && args.includes('--plan=user-plan.json')) {
+    // The catalog sweep's rows, then the user sweep's items: errors on the CPU backend (exit 1).
+    const failed = r.stdout.split('\n').filter((l) => l.startsWith('FAILED '));
+    if (r.code !== 1 || failed.length !== 1 || !/plan item\(s\) failed: user:my_add@[0-9a-f]{12} /.test(failed[0])) {
+      throw new Error(`exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    }
+    cpuUserKernelOutcome(true, `FAILED_PRECONDITION: ${failed[0]}`, notes, '');
+    return { output: r.stdout, notes };
   }
   if (!accepted.includes(r.code)) {
     throw new Error(`exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
@@ -450,6 +489,8 @@ async function main() {
     // What the fleet examples read: the README's plan, a targets file, last week's report.
     const plan = adaptBody(extractPlan(markdown), []);
     fs.writeFileSync(path.join(cwd, 'plan.json'), JSON.stringify(plan));
+    fs.writeFileSync(path.join(cwd, 'user-plan.json'),
+                     JSON.stringify(adaptBody(extractUserPlan(markdown), [])));
     fs.writeFileSync(path.join(cwd, 'nodes.txt'), `${target}\n`);
     const baseline = runCli(['fleet', '--plan=plan.json', `--dns=${target}`, '--format=json',
                              '--report_file=last-week.json', '--progress=false'], cwd);
