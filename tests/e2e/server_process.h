@@ -37,8 +37,10 @@ class ServerProcess {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     const std::string port_file = dir_ + "/port";
-    std::vector<std::string> args = {GPUBENCH_SERVER_BINARY, "--listen=127.0.0.1:0",
-                                     "--port_file=" + port_file, "--backend=cpu",
+    std::vector<std::string> args = {GPUBENCH_SERVER_BINARY,
+                                     "--listen=127.0.0.1:0",
+                                     "--port_file=" + port_file,
+                                     "--backend=cpu",
                                      "--metrics_listen=127.0.0.1:0",
                                      "--metrics_port_file=" + dir_ + "/metrics_port",
                                      "--default_min_time_seconds=0.01",
@@ -117,9 +119,10 @@ class ServerProcess {
   int port_ = 0;
 };
 
-// The live gpubench_worker children of the server `parent` started with --role=`role`
-// ("catalog": one per device; "user": a device's user-kernel worker while it runs), from /proc.
-inline std::set<pid_t> WorkerPidsOfRole(pid_t parent, const std::string& role) {
+// The live gpubench_worker children of the server `parent` (from /proc); with `role`, only those
+// started with --role=`role` ("catalog": one per device; "user": a device's user-kernel worker
+// while it runs).
+inline std::set<pid_t> WorkerPidsOfRole(pid_t parent, const std::string& role = "") {
   std::set<pid_t> pids;
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return pids;
@@ -135,12 +138,26 @@ inline std::set<pid_t> WorkerPidsOfRole(pid_t parent, const std::string& role) {
     if (rest.size() < 2 || rest[0] == "Z" || atoi(rest[1].c_str()) != parent) continue;
     std::ifstream cmdline(absl::StrCat("/proc/", pid, "/cmdline"));
     const std::string args((std::istreambuf_iterator<char>(cmdline)), {});
-    if (absl::StrContains(args, absl::StrCat("--role=", role, std::string(1, '\0')))) {
+    if (role.empty() ||
+        absl::StrContains(args, absl::StrCat("--role=", role, std::string(1, '\0')))) {
       pids.insert(pid);
     }
   }
   closedir(proc);
   return pids;
+}
+
+// The value of the first series of `name` in the exposition `body` whose labels contain every one
+// of `labels`, or -1.
+inline double SeriesValue(const std::string& body, const std::string& name,
+                          const std::vector<std::string>& labels) {
+  for (absl::string_view line : absl::StrSplit(body, '\n')) {
+    if (!absl::StartsWith(line, name + "{")) continue;
+    bool all = true;
+    for (const std::string& l : labels) all = all && absl::StrContains(line, l);
+    if (all) return std::stod(std::string(line.substr(line.rfind(' ') + 1)));
+  }
+  return -1;
 }
 
 struct CliResult {

@@ -112,14 +112,7 @@ std::set<pid_t> WorkersOfRole(const ServerProcess& server, const std::string& ro
 // or -1.
 double Series(const ServerProcess& server, const std::string& name,
               const std::vector<std::string>& labels) {
-  const std::string body = HttpGet(server.metrics_port(), "/metrics");
-  for (absl::string_view line : absl::StrSplit(body, '\n')) {
-    if (!absl::StartsWith(line, name + "{")) continue;
-    bool all = true;
-    for (const std::string& l : labels) all = all && absl::StrContains(line, l);
-    if (all) return std::stod(std::string(line.substr(line.rfind(' ') + 1)));
-  }
-  return -1;
+  return SeriesValue(HttpGet(server.metrics_port(), "/metrics"), name, labels);
 }
 
 // Waits up to 15 s for `done`.

@@ -24,43 +24,10 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// The live children of `parent` named gpubench_worker (from /proc).
-std::set<pid_t> WorkerPids(pid_t parent) {
-  std::set<pid_t> pids;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return pids;
-  while (dirent* e = readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(atoi(e->d_name));
-    if (pid <= 0) continue;
-    std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    const size_t open = text.find('('), close = text.rfind(')');
-    if (open == std::string::npos || close == std::string::npos) continue;
-    const std::string comm = text.substr(open + 1, close - open - 1);
-    std::vector<std::string> rest = absl::StrSplit(text.substr(close + 2), ' ');
-    if (comm == "gpubench_worker" && rest.size() > 1 && rest[0] != "Z" &&
-        atoi(rest[1].c_str()) == parent) {
-      pids.insert(pid);
-    }
-  }
-  closedir(proc);
-  return pids;
-}
+std::set<pid_t> WorkerPids(pid_t parent) { return WorkerPidsOfRole(parent); }
 
 std::string Scrape(const ServerProcess& server) {
   return HttpGet(server.metrics_port(), "/metrics");
-}
-
-// The value of the first series of `name` whose labels contain every `label`, or -1.
-double SeriesValue(const std::string& body, const std::string& name,
-                   const std::vector<std::string>& labels) {
-  for (absl::string_view line : absl::StrSplit(body, '\n')) {
-    if (!absl::StartsWith(line, name + "{")) continue;
-    bool all = true;
-    for (const std::string& l : labels) all = all && absl::StrContains(line, l);
-    if (all) return std::stod(std::string(line.substr(line.rfind(' ') + 1)));
-  }
-  return -1;
 }
 
 CliResult Health(const ServerProcess& server, const std::string& service) {
@@ -123,9 +90,7 @@ TEST(Workers, EachFaultEndsOnlyItsWorker) {
               0);
   }
   EXPECT_EQ(kill(server.pid(), 0), 0);
-  EXPECT_EQ(SeriesValue(Scrape(server), "gpubench_worker_restarts_total",
-                        {"device=\"1\""}),
-            -1);
+  EXPECT_EQ(SeriesValue(Scrape(server), "gpubench_worker_restarts_total", {"device=\"1\""}), -1);
 }
 
 // A host allocation without bound: the memory guard kills the worker (the stall watchdog is set
@@ -139,8 +104,7 @@ TEST(Workers, AnAllocationStormIsKilledByTheMemoryGuard) {
   EXPECT_THAT(failed.out, HasSubstr("was killed: resident memory"));
   EXPECT_THAT(failed.out, HasSubstr("over its limit of 512 MiB (--worker_max_memory_bytes)"));
   EXPECT_TRUE(Verified(RunCli(RunArgs(server, "add_f32 --size=4Ki"), true)));
-  EXPECT_EQ(SeriesValue(Scrape(server), "gpubench_worker_restarts_total", {"fault=\"memory\""}),
-            1);
+  EXPECT_EQ(SeriesValue(Scrape(server), "gpubench_worker_restarts_total", {"fault=\"memory\""}), 1);
   EXPECT_LT(server.RssBytes(), rss_before + (int64_t{64} << 20));
 }
 
@@ -162,7 +126,8 @@ TEST(Workers, AFaultOnOneDeviceNeverDisturbsTheOther) {
   EXPECT_EQ(swept.exit_code, 0) << swept.out;
   int rows = 0;
   for (absl::string_view line : absl::StrSplit(swept.out, '\n')) {
-    if (!absl::StartsWith(line, "add_")) continue;  // a result row: ...,verification,backend,device,
+    // A result row: ...,verification,backend,device,
+    if (!absl::StartsWith(line, "add_")) continue;
     ++rows;
     EXPECT_THAT(std::string(line), HasSubstr(",pass,cpu,1,")) << line;
   }
@@ -177,7 +142,8 @@ TEST(Workers, RepeatedFaultsMarkTheDeviceUnhealthyUntilTheRetry) {
   ServerProcess server({"--cpu_devices=2", "--test_fault_kernels", "--worker_max_faults=2",
                         "--worker_unhealthy_retry_seconds=3"});
   ASSERT_GT(server.port(), 0);
-  EXPECT_THAT(RunCli(RunArgs(server, "test_fault_exit --size=1Ki"), true).out, HasSubstr("restarted"));
+  EXPECT_THAT(RunCli(RunArgs(server, "test_fault_exit --size=1Ki"), true).out,
+              HasSubstr("restarted"));
   EXPECT_THAT(RunCli(RunArgs(server, "test_fault_exit --size=1Ki"), true).out,
               HasSubstr("the device is marked unhealthy (2 faults in 10m)"));
   const auto start = std::chrono::steady_clock::now();
@@ -189,9 +155,9 @@ TEST(Workers, RepeatedFaultsMarkTheDeviceUnhealthyUntilTheRetry) {
   EXPECT_EQ(Health(server, "").out, "SERVING\n");  // the server itself serves on
   const std::string metrics = Scrape(server);
   EXPECT_EQ(SeriesValue(metrics, "gpubench_device_up", {"device=\"0\""}), 0) << metrics;
-  EXPECT_EQ(SeriesValue(metrics, "gpubench_worker_restarts_total",
-                        {"device=\"0\"", "fault=\"exit\""}),
-            2);
+  EXPECT_EQ(
+      SeriesValue(metrics, "gpubench_worker_restarts_total", {"device=\"0\"", "fault=\"exit\""}),
+      2);
   EXPECT_TRUE(Verified(RunCli(RunArgs(server, "add_f32 --size=4Ki --device=1"), true)));
   // The devices RPC still lists the failing GPU.
   EXPECT_THAT(RunCli("devices --target=" + server.target()).out, HasSubstr("device 0"));
@@ -211,8 +177,8 @@ TEST(Workers, AHungRunIsKilledAfterItsDeadline) {
   ServerProcess server({"--test_fault_kernels", "--worker_stall_seconds=600",
                         "--worker_deadline_grace_seconds=0.5"});
   ASSERT_GT(server.port(), 0);
-  const CliResult hung = RunCli(RunArgs(server, "test_fault_hang --size=1Ki --rpc_timeout_seconds=1"),
-                                true);
+  const CliResult hung =
+      RunCli(RunArgs(server, "test_fault_hang --size=1Ki --rpc_timeout_seconds=1"), true);
   EXPECT_EQ(hung.exit_code, 3) << hung.out;  // the client's deadline
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < until &&
