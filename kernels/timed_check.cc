@@ -1,22 +1,12 @@
 #include "kernels/timed_check.h"
 
 namespace gpubench {
-namespace {
-
-// SplitMix64 (Steele, Lea & Flood, OOPSLA 2014): a stream independent of the inputs' generator.
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 TimedSampleChooser::TimedSampleChooser(uint64_t run_seed)
-    : state_(run_seed ^ 0x7469'6d65'6443'6b21ull), run_seed_(run_seed) {}
+    : rng_(run_seed ^ 0x7469'6d65'6443'6b21ull), run_seed_(run_seed) {}
 
-uint64_t TimedSampleChooser::NextWord() { return SplitMix64(&state_); }
+// SplitMix64 (common/splitmix64.h): a stream independent of the inputs' generator.
+uint64_t TimedSampleChooser::NextWord() { return rng_.Next(); }
 
 bool TimedSampleChooser::Next() {
   ++taken_;
@@ -35,11 +25,11 @@ uint64_t TimedSampleChooser::InputSeed() {
 }
 
 WindowAuditChooser::WindowAuditChooser(uint64_t run_seed)
-    : state_(run_seed ^ 0x6175'6469'7457'696eull) {}
+    : rng_(run_seed ^ 0x6175'6469'7457'696eull) {}
 
 bool WindowAuditChooser::Next() {
   const uint64_t mask = ++taken_ <= 8 ? 1 : 7;
-  return (SplitMix64(&state_) & mask) == 0;
+  return (rng_.Next() & mask) == 0;
 }
 
 }  // namespace gpubench

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "common/splitmix64.h"
+
 namespace gpubench {
 
 // Sample i (1-based) is chosen with probability 1/i, decided before it is taken: the last one
@@ -26,7 +28,7 @@ class TimedSampleChooser {
 
  private:
   uint64_t NextWord();
-  uint64_t state_;
+  SplitMix64 rng_;
   const uint64_t run_seed_;
   int64_t taken_ = 0;
 };
@@ -45,7 +47,7 @@ class WindowAuditChooser {
   bool Next();
 
  private:
-  uint64_t state_;
+  SplitMix64 rng_;
   int64_t taken_ = 0;
 };
 
