@@ -1,6 +1,7 @@
 #include "kernels/cpu_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,21 @@
 
 namespace gpubench {
 namespace {
+
+// RaiseCpuStickyError's record: what raised it, or null. Never cleared: a poisoned CUDA context is
+// not either (the worker exits to drop it).
+std::atomic<const char*> g_sticky_error{nullptr};
+
+// OK, or the device-lost status every launch returns once a sticky error was raised.
+absl::Status StickyError() {
+  const char* what = g_sticky_error.load();
+  if (what == nullptr) return absl::OkStatus();
+  absl::Status lost = absl::InternalError(absl::StrCat(
+      "a sticky device error (the CPU backend's form of a CUDA trap) raised by ", what,
+      "; the device is unusable in this process"));
+  lost.SetPayload(kDeviceLostPayload, absl::Cord(what));
+  return lost;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -186,26 +202,26 @@ class CpuSession final : public Session {
   const LaunchGeometry& geometry() const override { return geometry_; }
 
   absl::Status Warmup(int launches) override {
-    for (int i = 0; i < launches; ++i) Launch();
+    for (int i = 0; i < launches; ++i) RETURN_IF_ERROR(Launch());
     return absl::OkStatus();
   }
 
   absl::StatusOr<SampleRecord> ColdSample() override {
     FlushCaches();
     const auto start = Clock::now();
-    Launch();
+    RETURN_IF_ERROR(Launch());
     return SampleRecord::Of(std::chrono::duration<double>(Clock::now() - start).count());
   }
 
   absl::StatusOr<SampleRecord> HotSample(int batch) override {
     const auto start = Clock::now();
-    for (int i = 0; i < batch; ++i) Launch();
+    for (int i = 0; i < batch; ++i) RETURN_IF_ERROR(Launch());
     return SampleRecord::Of(std::chrono::duration<double>(Clock::now() - start).count());
   }
 
   absl::Status RunOnceAndRead(BufferContents* out) override {
     ResetOutputs();
-    Launch();
+    RETURN_IF_ERROR(Launch());
     out->assign(memory_.size(), {});
     for (size_t i = 0; i < memory_.size(); ++i) {
       if (!IsVerified(variant_.family->buffers[i])) continue;
@@ -235,7 +251,8 @@ class CpuSession final : public Session {
   }
 
  private:
-  void Launch() {
+  absl::Status Launch() {
+    RETURN_IF_ERROR(StickyError());  // as every call in a poisoned CUDA context fails
     const auto start = Clock::now();
     const int64_t threads = geometry_.grid_size * geometry_.block_size;
     // Chunks of whole blocks keep each worker's span contiguous and large.
@@ -243,6 +260,7 @@ class CpuSession final : public Session {
       variant_.cpu(buffers_, geometry_, begin, end);
     });
     if (min_launch_ > Clock::duration::zero()) std::this_thread::sleep_until(start + min_launch_);
+    return StickyError();
   }
 
   // In-out buffers start from their generated contents (SAXPY's y); outputs from all-ones bytes
@@ -421,6 +439,11 @@ std::string SimulatedDeviceUuid(const std::string& seed, int device) {
 
 std::unique_ptr<Backend> MakeCpuBackend(const CpuBackendOptions& options) {
   return std::make_unique<CpuBackend>(options);
+}
+
+void RaiseCpuStickyError(const char* what) {
+  const char* none = nullptr;
+  g_sticky_error.compare_exchange_strong(none, what);
 }
 
 }  // namespace gpubench

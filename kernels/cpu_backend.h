@@ -49,6 +49,13 @@ CpuColdFlush ChooseCpuColdFlush(int64_t working_set_bytes, int64_t llc_bytes, bo
 // The UUID of simulated device `device` under `seed` (see CpuBackendOptions::uuid_seed).
 std::string SimulatedDeviceUuid(const std::string& seed, int device);
 
+// The CPU form of a sticky device error (a CUDA trap or illegal address leaves the context
+// unusable): from this call on, every launch of every session in this process fails with a
+// device-lost status (IsDeviceLost), as every call in a poisoned CUDA context fails, and the
+// worker exits to drop it. For CPU kernels that emulate such faults (kernels/test_faults.cc);
+// `what` must outlive the process (a literal). Thread-safe.
+void RaiseCpuStickyError(const char* what);
+
 // Thread-safe in the sense of Backend: Describe from any thread; Open from one thread per device.
 std::unique_ptr<Backend> MakeCpuBackend(const CpuBackendOptions& options);
 

@@ -7,6 +7,7 @@
 
 #include "common/status_macros.h"
 #include "kernels/catalog.h"
+#include "kernels/cpu_backend.h"
 #include "kernels/families/families.h"
 #include "kernels/test_corrupt.h"
 #include "kernels/test_fault_actions.h"
@@ -31,6 +32,12 @@ namespace {
 GPUBENCH_CPU_KERNEL(FaultTrap) {
   (void)buffers, (void)geometry, (void)thread_end;
   if (thread_begin == 0) std::abort();
+}
+// A trap's effect as the worker sees it on a GPU: the run fails with a sticky (device-lost)
+// error and the worker exits, rather than dying of a signal.
+GPUBENCH_CPU_KERNEL(FaultSticky) {
+  (void)buffers, (void)geometry, (void)thread_end;
+  if (thread_begin == 0) RaiseCpuStickyError("test_fault_sticky");
 }
 GPUBENCH_CPU_KERNEL(FaultOob) {
   (void)buffers, (void)geometry, (void)thread_end;
@@ -87,6 +94,12 @@ const KernelVariant kFaultVariants[] = {
      .description = "TEST ONLY: __trap() in every thread (CPU: abort)",
      .provenance = kProvenance,
      .cpu = &FaultTrap,
+     .cuda = GPUBENCH_CUDA(LaunchFaultTrap)},
+    {.name = "test_fault_sticky",
+     .family = &kElementwiseAdd,
+     .description = "TEST ONLY: __trap() in every thread (CPU: a sticky device error, not an abort)",
+     .provenance = kProvenance,
+     .cpu = &FaultSticky,
      .cuda = GPUBENCH_CUDA(LaunchFaultTrap)},
     {.name = "test_fault_oob",
      .family = &kElementwiseAdd,

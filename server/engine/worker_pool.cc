@@ -68,6 +68,9 @@ constexpr absl::Duration kQueryTimeout = absl::Seconds(10);
 constexpr absl::Duration kQueryWaitForStart = absl::Seconds(5);
 // A worker asked to exit (its channel closed) that is still there after this is killed.
 constexpr absl::Duration kExitGrace = absl::Seconds(1);
+// A worker that reported a sticky device error exits at once; tearing a CUDA context down may take
+// a while, so it is killed only past this.
+constexpr absl::Duration kStickyExitGrace = absl::Seconds(10);
 
 // "SIGSEGV" for 11.
 std::string SignalName(int signal_number) {
@@ -224,7 +227,6 @@ class WorkerProcess {
                       .last_progress_at = absl::Now(),
                       .progress = progress_,
                       .started_at = absl::Now(),
-                      .start_progress = progress_,
                       .user_kernel = spec.user_kernel != nullptr};
     }
     Send(request);
@@ -263,8 +265,13 @@ class WorkerProcess {
     absl::Time last_progress_at;
     uint64_t progress = 0;
     absl::Time started_at;
-    uint64_t start_progress = 0;  // a user kernel compiles until the progress first moves
     bool user_kernel = false;
+    // From this run's own heartbeats (their run_request_id): whether one has come yet and
+    // whether the worker still compiles its user kernel. Until one says the compile is over, a
+    // user kernel is bounded by the compile limit, not by the stall rule.
+    bool seen = false;
+    bool compiling = true;
+    bool Compiling() const { return user_kernel && (!seen || compiling); }
   };
 
   // "GPU-9830e61e-… (device 0)", or "device 0" before a description.
@@ -281,7 +288,9 @@ class WorkerProcess {
   // See EnsureStarted. mu_ held by `lock`; released while a start runs.
   absl::Status EnsureStartedLocked(std::unique_lock<std::mutex>& lock,
                                    const CancelledFn& cancelled) {
-    while (state_ != WorkerState::kReady || retiring_) {
+    // A worker that answered a run with a sticky device error exits next: the run waits for its
+    // successor rather than being sent to it.
+    while (state_ != WorkerState::kReady || retiring_ || exit_expected_) {
       if (state_ == WorkerState::kUnhealthy || state_ == WorkerState::kStopped) {
         return NotReady();
       }
@@ -447,6 +456,7 @@ class WorkerProcess {
       pid_ = pid;
       fd_ = sv[0];
       kill_reason_.clear();
+      exit_expected_ = false;
       last_heartbeat_at_ = absl::Now();
       exited_.store(false);
     }
@@ -488,20 +498,29 @@ class WorkerProcess {
       if (!end.ok()) break;
       std::lock_guard<std::mutex> lock(mu_);
       if (response.has_heartbeat()) {
+        const wv1::Heartbeat& beat = response.heartbeat();
         last_heartbeat_at_ = absl::Now();
-        if (run_.has_value() && response.heartbeat().progress() != run_->progress) {
-          run_->progress = response.heartbeat().progress();
+        // Only the run's own heartbeats count: one sent before the worker took the run carries
+        // the previous run's progress, which would look like this run's.
+        if (run_.has_value() && beat.run_request_id() == run_->request_id &&
+            (!run_->seen || beat.progress() != run_->progress ||
+             beat.compiling() != run_->compiling)) {
+          run_->seen = true;
+          run_->progress = beat.progress();
+          run_->compiling = beat.compiling();
           run_->last_progress_at = absl::Now();
         }
-        progress_ = response.heartbeat().progress();
+        progress_ = beat.progress();
         continue;
       }
       auto it = pending_.find(response.id());
       if (it == pending_.end()) continue;  // a query that timed out
-      if (run_.has_value() && run_->user_kernel && response.id() == run_->request_id &&
+      if (run_.has_value() && response.id() == run_->request_id &&
           IsDeviceLost(StatusFromWire(response.status()))) {
-        // The worker exits next: that exit is the user kernel's doing, not the device's.
-        user_kernel_exit_expected_ = true;
+        // The worker exits next; with a user kernel, that exit is its doing, not the device's.
+        exit_expected_ = true;
+        exit_expected_at_ = absl::Now();
+        if (run_->user_kernel) user_kernel_exit_expected_ = true;
       }
       it->second->response = std::move(response);
       it->second->done = true;
@@ -565,7 +584,7 @@ class WorkerProcess {
         // Whatever ends the user-kernel worker says nothing about the device: user code ran in
         // its context. It is started again by the next run that needs it, at once (no backoff:
         // each start is a run's) and its faults never count toward the unhealthy verdict.
-        if (run_.has_value() || user_kernel_exit_expected_) fault = "user_kernel";
+        if (run_.has_value() || exit_expected_) fault = "user_kernel";
         state_ = WorkerState::kIdle;
         message = absl::StrCat(
             Who(), Name(), " ", how, run_.has_value() ? absl::StrCat(" during ", run_->label) : "",
@@ -605,6 +624,7 @@ class WorkerProcess {
         message = absl::StrCat(Who(), Name(), " ", how, during, next);
       }
       user_kernel_exit_expected_ = false;
+      exit_expected_ = false;
       for (auto& p : failed) {
         p->failure = absl::UnavailableError(message);
         p->done = true;
@@ -670,15 +690,15 @@ class WorkerProcess {
                      now > run_->deadline + options_->deadline_grace) {
             Kill("hang", absl::StrCat("still running ", absl::FormatDuration(now - run_->deadline),
                                       " after the run's deadline"));
-          } else if (run_.has_value() && run_->user_kernel &&
-                     run_->progress == run_->start_progress &&
+          } else if (exit_expected_ && now - exit_expected_at_ > kStickyExitGrace) {
+            Kill("device_lost", "it did not exit after a sticky device error");
+          } else if (run_.has_value() && run_->Compiling() &&
                      now - run_->started_at > options_->user_kernel_compile_limit) {
             Kill("user_kernel", absl::StrCat("the user kernel's compile ran over ",
                                              absl::FormatDuration(
                                                  options_->user_kernel_compile_limit),
                                              " (--user_kernel_compile_seconds)"));
-          } else if (run_.has_value() &&
-                     !(run_->user_kernel && run_->progress == run_->start_progress) &&
+          } else if (run_.has_value() && !run_->Compiling() &&
                      now - run_->last_progress_at > options_->stall_timeout) {
             // A user kernel still compiling is bounded by the compile limit above, not by this.
             Kill("stall", absl::StrCat("no progress for ",
@@ -778,6 +798,8 @@ class WorkerProcess {
   std::string last_exit_;
   std::deque<absl::Time> faults_;
   bool user_kernel_exit_expected_ = false;  // a user kernel's run answered with a sticky error
+  bool exit_expected_ = false;              // any run answered with one: the worker exits next
+  absl::Time exit_expected_at_;
   // A user-kernel worker: when its last run ended (or it started); asked to exit for being idle
   // (and when); a device queue's thread is starting it.
   absl::Time idle_since_;

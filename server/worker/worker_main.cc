@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <chrono>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -53,6 +54,9 @@ ABSL_FLAG(int64_t, device_malloc_heap_bytes, 8 << 20,
 ABSL_FLAG(int64_t, device_printf_fifo_bytes, 1 << 20,
           "The device-side printf FIFO of this worker's context (CUDA).");
 ABSL_FLAG(bool, test_fault_kernels, false, "Register the test-only fault variants.");
+ABSL_FLAG(int, test_device_lost_exit_delay_ms, 0,
+          "TEST ONLY: wait this long between answering a run with a sticky device error and "
+          "exiting, as tearing a CUDA context down may take (a CPU backend's exit is instant).");
 ABSL_FLAG(bool, allow_user_kernels, false,
           "As the server's flag, given to user-kernel workers (--role=user) only: without it, the "
           "worker refuses user kernel runs.");
@@ -99,6 +103,10 @@ class Runner {
 
   uint64_t progress() const { return progress_.load(); }
   bool running() const { return running_.load(); }
+  // The last run taken (its request's id) and whether it still compiles a user kernel. Read the
+  // id first: Start sets `compiling` before the id, so a heartbeat naming a run sees its state.
+  uint64_t run_id() const { return run_id_.load(); }
+  bool compiling() const { return compiling_.load(); }
 
   void Start(uint64_t id, const wv1::Run& run) {
     if (running_.exchange(true)) {
@@ -110,6 +118,7 @@ class Runner {
       return;
     }
     if (thread_.joinable()) thread_.join();
+    compiling_.store(true);  // until the run is decoded (not a user kernel) or compiled
     run_id_.store(id);
     cancelled_.store(false);
     thread_ = std::thread([this, id, run] { Measure(id, run); });
@@ -124,6 +133,7 @@ class Runner {
     wv1::Response response;
     response.set_id(id);
     absl::StatusOr<RunResult> result = MeasureDecoded(run);
+    compiling_.store(false);
     const bool device_lost = !result.ok() && IsDeviceLost(result.status());
     if (result.ok()) {
       response.set_result(EncodeRunResult(*result));
@@ -136,6 +146,9 @@ class Runner {
       // The context is poisoned: every later run here would fail. The server restarts us.
       spdlog::critical("device {} lost: {}; exiting", device_index_,
                        std::string(result.status().message()));
+      if (const int delay = absl::GetFlag(FLAGS_test_device_lost_exit_delay_ms); delay > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+      }
       _exit(kWorkerExitDeviceLost);
     }
   }
@@ -158,6 +171,7 @@ class Runner {
     const absl::Time deadline = run.deadline_unix_nanos() == 0
                                     ? absl::InfiniteFuture()
                                     : absl::FromUnixNanos(run.deadline_unix_nanos());
+    if (spec->user_kernel == nullptr) compiling_.store(false);
     // Polled at every sample and phase boundary: also the progress the heartbeats carry.
     auto cancelled = [this, deadline] {
       progress_.fetch_add(1);
@@ -180,8 +194,10 @@ class Runner {
           "this worker was started without --allow_user_kernels");
     }
     // The compile is over when this runs: the server's compile limit no longer applies.
-    return MeasureUserKernelRun(*backend_, &*compiler_, spec, device, cancelled, &pool_,
-                                [this] { progress_.fetch_add(1); });
+    return MeasureUserKernelRun(*backend_, &*compiler_, spec, device, cancelled, &pool_, [this] {
+      compiling_.store(false);
+      progress_.fetch_add(1);
+    });
   }
 
   Backend* const backend_;
@@ -192,6 +208,7 @@ class Runner {
   std::atomic<bool> running_{false};
   std::atomic<bool> cancelled_{false};
   std::atomic<uint64_t> run_id_{0};
+  std::atomic<bool> compiling_{false};
   int device_index_ = 0;
   std::thread thread_;
 };
@@ -325,6 +342,8 @@ int Main() {
     const auto interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_heartbeat_interval_ms));
     for (;;) {
       wv1::Response beat;
+      beat.mutable_heartbeat()->set_run_request_id(runner.run_id());
+      beat.mutable_heartbeat()->set_compiling(runner.compiling());
       beat.mutable_heartbeat()->set_progress(runner.progress());
       beat.mutable_heartbeat()->set_running(runner.running());
       channel.Send(beat);

@@ -61,10 +61,14 @@ class WorkerPoolTest : public ::testing::Test {
     ASSERT_TRUE(registered.ok()) << registered;
   }
 
-  void Start(absl::Duration idle, absl::Duration stall = absl::Seconds(1)) {
+  void Start(absl::Duration idle, absl::Duration stall = absl::Seconds(1),
+             std::vector<std::string> extra_args = {},
+             absl::Duration compile_limit = absl::Seconds(30)) {
     WorkerOptions o;
     o.binary = GPUBENCH_WORKER_BINARY;
     o.args = {"--backend=cpu", "--cpu_devices=1", "--cpu_threads=1", "--test_fault_kernels=true"};
+    o.args.insert(o.args.end(), extra_args.begin(), extra_args.end());
+    o.user_kernel_compile_limit = compile_limit;
     o.user_kernels = true;
     o.user_args = {"--allow_user_kernels=true"};
     o.user_worker_idle = idle;
@@ -261,6 +265,62 @@ TEST_F(WorkerPoolTest, AUserWorkerKilledMidRunRestartsOnlyItself) {
   ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events[1].fault, "user_kernel");
 }
+
+// A sticky device error (the CPU backend's emulation of a trap): the worker answers the run, then
+// exits. The next run, sent at once, waits for a new worker instead of going to the exiting one
+// (which would fail it "exited after a sticky device error" without running it). The worker
+// takes 300 ms to exit, as a CUDA context's teardown may (a CPU worker's exit is instant).
+TEST_F(WorkerPoolTest, TheRunAfterAStickyErrorWaitsForTheNewWorker) {
+  Start(absl::Minutes(5), absl::Seconds(1), {"--test_device_lost_exit_delay_ms=300"});
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    const pid_t before = pool_->Pid(0, WorkerRole::kUser);
+    absl::StatusOr<RunResult> lost = Run(Catalog("test_fault_sticky"), /*user_context=*/true);
+    EXPECT_EQ(lost.status().code(), absl::StatusCode::kInternal) << lost.status();
+    EXPECT_THAT(lost.status().message(), HasSubstr("a sticky device error"));
+    EXPECT_THAT(lost.status().message(), HasSubstr("exits to drop the poisoned context"));
+    ExpectUserWorkerAnswer(Run(User()));
+    const pid_t after = pool_->Pid(0, WorkerRole::kUser);
+    EXPECT_GT(after, 0);
+    if (before > 0) {
+      EXPECT_NE(after, before);
+    }
+  }
+  EXPECT_TRUE(pool_->Healthy(0));
+  for (const WorkerEvent& e : events_.Of(WorkerRole::kUser)) {
+    EXPECT_TRUE(e.fault.empty() || e.fault == "user_kernel") << e.fault << ": " << e.reason;
+  }
+}
+
+#if GPUBENCH_TEST_HAVE_NVRTC
+// A compile that follows a quick run is bounded by the compile limit, not by the stall rule. The
+// heartbeats are slow (0.7 s), so the first one the compile's run sees may carry the previous
+// run's last progress; a supervisor that took that for the compile's progress (H200,
+// 2026-12-06) killed it as a kernel that never returns after the stall time (1 s here).
+TEST_F(WorkerPoolTest, ACompileAfterAQuickRunIsBoundedByTheCompileLimitNotTheStallRule) {
+  Start(absl::Minutes(5), /*stall=*/absl::Seconds(1), {"--heartbeat_interval_ms=700"},
+        /*compile_limit=*/absl::Seconds(4));
+  // 2^30 distinct instantiations: never compiled in 4 s.
+  RunRequest bomb = User();
+  bomb.user_kernel->kind = UserCodeKind::kSource;
+  bomb.user_kernel->code =
+      "template <int N, int K> struct X {\n"
+      "  static constexpr long long v = X<N - 1, 2 * K>::v + X<N - 1, 2 * K + 1>::v;\n};\n"
+      "template <int K> struct X<0, K> { static constexpr long long v = 1; };\n"
+      "__device__ long long sink = X<30, 0>::v;\n"
+      "extern \"C\" __global__ void my_add(const float* a, const float* b, float* c, long long n) "
+      "{}\n";
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i);
+    absl::StatusOr<RunResult> quick = Run(Catalog(), /*user_context=*/true);
+    ASSERT_TRUE(quick.ok()) << quick.status();
+    absl::StatusOr<RunResult> r = Run(bomb);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+    EXPECT_THAT(r.status().message(), HasSubstr("the user kernel's compile ran over 4s"));
+  }
+  EXPECT_TRUE(pool_->Healthy(0));
+}
+#endif
 
 // The catalog worker's own fault still counts: with max_faults 1, one marks the device unhealthy,
 // and then user kernels are refused too (the device is given up, whichever worker would run).
