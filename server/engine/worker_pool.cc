@@ -225,7 +225,6 @@ class WorkerProcess {
                       .deadline = deadline,
                       .label = RunLabel(spec),
                       .last_progress_at = absl::Now(),
-                      .progress = progress_,
                       .started_at = absl::Now(),
                       .user_kernel = spec.user_kernel != nullptr};
     }
@@ -290,7 +289,7 @@ class WorkerProcess {
                                    const CancelledFn& cancelled) {
     // A worker that answered a run with a sticky device error exits next: the run waits for its
     // successor rather than being sent to it.
-    while (state_ != WorkerState::kReady || retiring_ || exit_expected_) {
+    while (state_ != WorkerState::kReady || retiring_ || exit_expected_at_.has_value()) {
       if (state_ == WorkerState::kUnhealthy || state_ == WorkerState::kStopped) {
         return NotReady();
       }
@@ -456,7 +455,7 @@ class WorkerProcess {
       pid_ = pid;
       fd_ = sv[0];
       kill_reason_.clear();
-      exit_expected_ = false;
+      exit_expected_at_.reset();
       last_heartbeat_at_ = absl::Now();
       exited_.store(false);
     }
@@ -510,7 +509,6 @@ class WorkerProcess {
           run_->compiling = beat.compiling();
           run_->last_progress_at = absl::Now();
         }
-        progress_ = beat.progress();
         continue;
       }
       auto it = pending_.find(response.id());
@@ -518,7 +516,6 @@ class WorkerProcess {
       if (run_.has_value() && response.id() == run_->request_id &&
           IsDeviceLost(StatusFromWire(response.status()))) {
         // The worker exits next; with a user kernel, that exit is its doing, not the device's.
-        exit_expected_ = true;
         exit_expected_at_ = absl::Now();
         if (run_->user_kernel) user_kernel_exit_expected_ = true;
       }
@@ -584,7 +581,7 @@ class WorkerProcess {
         // Whatever ends the user-kernel worker says nothing about the device: user code ran in
         // its context. It is started again by the next run that needs it, at once (no backoff:
         // each start is a run's) and its faults never count toward the unhealthy verdict.
-        if (run_.has_value() || exit_expected_) fault = "user_kernel";
+        if (run_.has_value() || exit_expected_at_.has_value()) fault = "user_kernel";
         state_ = WorkerState::kIdle;
         message = absl::StrCat(
             Who(), Name(), " ", how, run_.has_value() ? absl::StrCat(" during ", run_->label) : "",
@@ -624,7 +621,7 @@ class WorkerProcess {
         message = absl::StrCat(Who(), Name(), " ", how, during, next);
       }
       user_kernel_exit_expected_ = false;
-      exit_expected_ = false;
+      exit_expected_at_.reset();
       for (auto& p : failed) {
         p->failure = absl::UnavailableError(message);
         p->done = true;
@@ -690,7 +687,7 @@ class WorkerProcess {
                      now > run_->deadline + options_->deadline_grace) {
             Kill("hang", absl::StrCat("still running ", absl::FormatDuration(now - run_->deadline),
                                       " after the run's deadline"));
-          } else if (exit_expected_ && now - exit_expected_at_ > kStickyExitGrace) {
+          } else if (exit_expected_at_.has_value() && now - *exit_expected_at_ > kStickyExitGrace) {
             Kill("device_lost", "it did not exit after a sticky device error");
           } else if (run_.has_value() && run_->Compiling() &&
                      now - run_->started_at > options_->user_kernel_compile_limit) {
@@ -792,14 +789,13 @@ class WorkerProcess {
   uint64_t next_id_ = 0;
   std::map<uint64_t, std::shared_ptr<Pending>> pending_;
   std::optional<InFlight> run_;
-  uint64_t progress_ = 0;
   absl::Time last_heartbeat_at_;
   std::string kill_fault_, kill_reason_;
   std::string last_exit_;
   std::deque<absl::Time> faults_;
   bool user_kernel_exit_expected_ = false;  // a user kernel's run answered with a sticky error
-  bool exit_expected_ = false;              // any run answered with one: the worker exits next
-  absl::Time exit_expected_at_;
+  // When any run answered with one: the worker exits next. Unset while no exit is expected.
+  std::optional<absl::Time> exit_expected_at_;
   // A user-kernel worker: when its last run ended (or it started); asked to exit for being idle
   // (and when); a device queue's thread is starting it.
   absl::Time idle_since_;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <iostream>
@@ -18,7 +19,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <chrono>
 #include <thread>
 
 #include "absl/flags/flag.h"
