@@ -141,14 +141,10 @@ class WorkerProcess {
       std::unique_lock<std::mutex> lock(mu_);
       state_ = WorkerState::kStopped;
       if (fd_ >= 0) shutdown(fd_, SHUT_WR);  // the worker reads EOF and exits
-      cv_.notify_all();
-      // A start on demand (a device queue's thread) sees kStopped and gives up: wait for it, so
-      // that nothing spawns after this.
-      cv_.wait(lock, [this] { return !starting_on_demand_; });
     }
     cv_.notify_all();
-    // First the watchdog: a start it is making sees kStopped and gives up, so nothing spawns
-    // after this.
+    // First the watchdog, the only thread that spawns after Start: a start it is making sees
+    // kStopped and gives up, so nothing spawns after this.
     if (watchdog_.joinable()) watchdog_.join();
     const pid_t pid = this->pid();
     if (pid > 0) {
@@ -295,14 +291,17 @@ class WorkerProcess {
       }
       if (cancelled()) return absl::CancelledError("run cancelled while its worker restarted");
       if (state_ == WorkerState::kIdle) {
+        // The watchdog starts it: a worker's PR_SET_PDEATHSIG fires when the thread that spawned
+        // it ends, and the watchdog lives as long as this object, a run's thread may not.
         state_ = WorkerState::kStarting;
-        starting_on_demand_ = true;
-        lock.unlock();
-        absl::Status started = StartOnDemand();
-        lock.lock();
-        starting_on_demand_ = false;
+        start_requested_ = true;
+        const uint64_t generation = start_generation_;
         cv_.notify_all();
-        if (!started.ok()) return started;
+        cv_.wait(lock, [&] {
+          return start_generation_ != generation || state_ == WorkerState::kStopped;
+        });
+        if (state_ == WorkerState::kStopped) return NotReady();
+        if (!last_start_.ok()) return last_start_;
         continue;
       }
       cv_.wait_for(lock, absl::ToChronoMilliseconds(kTick));
@@ -310,7 +309,8 @@ class WorkerProcess {
     return absl::OkStatus();
   }
 
-  // An idle user-kernel worker's start, on the thread of the run that needs it. A failed start
+  // An idle user-kernel worker's start, on the watchdog's thread for the run that asked for it
+  // (start_requested_). A failed start
   // leaves it idle (the next run tries again) and is counted (fault "start") but, as every fault
   // of this role, not toward the device's health.
   absl::Status StartOnDemand() {
@@ -670,10 +670,11 @@ class WorkerProcess {
   }
 
   // Every tick: hung or runaway workers are killed; a restarting (or retried unhealthy) one is
-  // started once its time comes.
+  // started once its time comes, and an idle one when a run asks (every spawn after Start is here).
   void Watch() {
     for (;;) {
       bool start = false;
+      bool on_demand = false;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait_for(lock, absl::ToChronoMilliseconds(kTick));
@@ -718,8 +719,16 @@ class WorkerProcess {
           state_ = WorkerState::kStarting;
           start = true;
         }
+        on_demand = std::exchange(start_requested_, false);
       }
       if (start) Restart();
+      if (on_demand) {
+        absl::Status started = StartOnDemand();
+        std::lock_guard<std::mutex> lock(mu_);
+        last_start_ = std::move(started);
+        ++start_generation_;
+        cv_.notify_all();
+      }
     }
   }
 
@@ -801,7 +810,11 @@ class WorkerProcess {
   absl::Time idle_since_;
   bool retiring_ = false;
   absl::Time retire_started_;
-  bool starting_on_demand_ = false;
+  // A run asked the watchdog to start the idle worker; each start it makes on demand is counted
+  // and its outcome kept for the run waiting on it.
+  bool start_requested_ = false;
+  uint64_t start_generation_ = 0;
+  absl::Status last_start_;
   absl::Time restart_at_, retry_at_ = absl::InfiniteFuture();
   std::string unhealthy_reason_;
   std::atomic<bool> exited_{false};

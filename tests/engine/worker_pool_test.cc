@@ -266,6 +266,23 @@ TEST_F(WorkerPoolTest, AUserWorkerKilledMidRunRestartsOnlyItself) {
   EXPECT_EQ(events[1].fault, "user_kernel");
 }
 
+// A worker's PR_SET_PDEATHSIG fires when the *thread* that spawned it ends, not the process. A
+// user-kernel worker started on demand must outlive the run's thread: the engine's device-queue
+// threads end (here: the engine destroyed) while the pool, and its worker, stay.
+TEST_F(WorkerPoolTest, AnOnDemandWorkerOutlivesTheThreadOfTheRunThatStartedIt) {
+  Start(absl::Minutes(5));
+  ExpectUserWorkerAnswer(Run(User()));
+  const pid_t user = pool_->Pid(0, WorkerRole::kUser);
+  ASSERT_GT(user, 0);
+  engine_.reset();  // joins the device queue's thread, on which the run started the worker
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_EQ(pool_->Pid(0, WorkerRole::kUser), user);
+  EXPECT_EQ(kill(user, 0), 0) << "the user-kernel worker died with its starting thread";
+  for (const WorkerEvent& e : events_.Of(WorkerRole::kUser)) {
+    EXPECT_EQ(e.fault, "") << e.reason;
+  }
+}
+
 // A sticky device error (the CPU backend's emulation of a trap): the worker answers the run, then
 // exits. The next run, sent at once, waits for a new worker instead of going to the exiting one
 // (which would fail it "exited after a sticky device error" without running it). The worker
