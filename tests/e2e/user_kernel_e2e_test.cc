@@ -25,6 +25,7 @@
 #include "gpubench/v1/benchmark.grpc.pb.h"
 #include "tests/e2e/raw_http2.h"
 #include "tests/e2e/server_process.h"
+#include "tests/eventually.h"
 
 namespace gpubench {
 namespace {
@@ -115,13 +116,9 @@ double Series(const ServerProcess& server, const std::string& name,
   return SeriesValue(HttpGet(server.metrics_port(), "/metrics"), name, labels);
 }
 
-// Waits up to 15 s for `done`.
-bool Eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 300 && !done(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
+// How long the tests below wait for the server's workers and metrics to change.
+constexpr absl::Duration kWait = absl::Seconds(15);
+constexpr absl::Duration kPoll = absl::Milliseconds(50);
 
 std::pair<int, std::string> StartupFailure(const std::vector<std::string>& flags) {
   ServerProcess server(flags, /*wait_for_port=*/false);
@@ -315,9 +312,11 @@ TEST(UserKernels, TheUserWorkerStartsOnDemandAndStopsWhenIdle) {
   ExpectAVerifiedCatalogRun(server);
   EXPECT_EQ(WorkersOfRole(server, "catalog"), catalog);
 
-  EXPECT_TRUE(Eventually([&] { return WorkersOfRole(server, "user").empty(); })) << server.Log();
+  EXPECT_TRUE(Eventually([&] { return WorkersOfRole(server, "user").empty(); }, kWait, kPoll))
+      << server.Log();
   EXPECT_TRUE(Eventually(
-      [&] { return Series(server, "gpubench_user_kernel_worker_running", device0) == 0; }));
+      [&] { return Series(server, "gpubench_user_kernel_worker_running", device0) == 0; }, kWait,
+      kPoll));
   EXPECT_THAT(server.Log(), HasSubstr("stopped after 2s without a run"));
   ExpectTheCpuBackendsAnswer(RunRpc(server, PtxRun()));
   const std::set<pid_t> again = WorkersOfRole(server, "user");
@@ -358,7 +357,7 @@ TEST(UserKernels, AUserWorkerKilledMidRunRestartsOnlyItself) {
       kAddF16);
   grpc::Status killed;
   std::thread run([&] { killed = RunRpc(server, UserRun(slow)); });
-  ASSERT_TRUE(Eventually([&] { return !WorkersOfRole(server, "user").empty(); }));
+  ASSERT_TRUE(Eventually([&] { return !WorkersOfRole(server, "user").empty(); }, kWait, kPoll));
   std::this_thread::sleep_for(std::chrono::seconds(1));  // its Hello, then the compile
   const std::set<pid_t> user = WorkersOfRole(server, "user");
   ASSERT_EQ(user.size(), 1u);

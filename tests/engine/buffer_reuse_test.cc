@@ -26,6 +26,7 @@
 #include "server/engine/run_memory.h"
 #include "server/engine/run_op.h"
 #include "server/engine/sweep.h"
+#include "tests/eventually.h"
 
 namespace gpubench {
 namespace {
@@ -277,13 +278,6 @@ struct Results {
 };
 
 // Polls `done` for up to two seconds.
-bool Eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 200 && !done(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
-
 TEST(EngineReuseTest, ASweepsNextItemReusesAndEveryResultSaysWhatHappened) {
   testing::FakeScript script;
   std::atomic<int> releases{0};
@@ -407,7 +401,8 @@ TEST(EngineReuseTest, KeptBuffersAreFreedWhenNoRunFollows) {
   absl::StatusOr<RunResult> r = RunAndWait(engine, spec, absl::InfiniteFuture());
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->phases.buffers_kept);
-  EXPECT_TRUE(Eventually([&] { return fake->kept_bytes() == 0; }));
+  EXPECT_TRUE(Eventually([&] { return fake->kept_bytes() == 0; }, absl::Seconds(2),
+                         absl::Milliseconds(10)));
   EXPECT_EQ(releases.load(), 1);
 }
 

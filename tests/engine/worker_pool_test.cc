@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "kernels/test_faults.h"
 #include "server/engine/run_op.h"
+#include "tests/eventually.h"
 
 namespace gpubench {
 namespace {
@@ -33,6 +34,10 @@ constexpr char kPtx[] = R"(.version 8.0
 .address_size 64
 .visible .entry my_add(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 n) { ret; }
 )";
+
+// How long the tests below wait for a worker to exit or start.
+constexpr absl::Duration kWait = absl::Seconds(10);
+constexpr absl::Duration kPoll = absl::Milliseconds(20);
 
 class Events {
  public:
@@ -131,12 +136,6 @@ class WorkerPoolTest : public ::testing::Test {
     EXPECT_THAT(r.status().message(), HasSubstr("cannot run a user kernel"));
   }
 
-  // Waits up to 10 s for `done`.
-  static bool Eventually(const std::function<bool()>& done) {
-    for (int i = 0; i < 500 && !done(); ++i) absl::SleepFor(absl::Milliseconds(20));
-    return done();
-  }
-
   Events events_;
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<Engine> engine_;
@@ -197,7 +196,7 @@ TEST_F(WorkerPoolTest, TheUserWorkerStopsWhenIdleAndStartsAgainOnDemand) {
   ExpectUserWorkerAnswer(Run(User()));
   const pid_t first = pool_->Pid(0, WorkerRole::kUser);
   ASSERT_GT(first, 0);
-  EXPECT_TRUE(Eventually([&] { return pool_->Pid(0, WorkerRole::kUser) == -1; }));
+  EXPECT_TRUE(Eventually([&] { return pool_->Pid(0, WorkerRole::kUser) == -1; }, kWait, kPoll));
   EXPECT_NE(kill(first, 0), 0) << "the idle worker's process is still there";
   std::vector<WorkerEvent> events = events_.Of(WorkerRole::kUser);
   ASSERT_EQ(events.size(), 2u);
@@ -224,7 +223,7 @@ TEST_F(WorkerPoolTest, AUserWorkerFaultEndsOnlyItAndNeverTheDevicesHealth) {
     EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
     EXPECT_THAT(r.status().message(), HasSubstr("the user-kernel worker of "));
     EXPECT_THAT(r.status().message(), HasSubstr("restarted by the next user-kernel run"));
-    EXPECT_TRUE(Eventually([&] { return pool_->Pid(0, WorkerRole::kUser) == -1; }));
+    EXPECT_TRUE(Eventually([&] { return pool_->Pid(0, WorkerRole::kUser) == -1; }, kWait, kPoll));
     EXPECT_TRUE(pool_->Healthy(0));
     EXPECT_TRUE(pool_->Available(0).ok());
     EXPECT_EQ(pool_->Pid(0, WorkerRole::kCatalog), catalog);
@@ -248,7 +247,7 @@ TEST_F(WorkerPoolTest, AUserWorkerKilledMidRunRestartsOnlyItself) {
   absl::StatusOr<RunResult> killed;
   std::thread run([&] { killed = Run(Catalog("test_fault_hang"), /*user_context=*/true); });
   // Started (its Hello answered), then the run sent and hung.
-  ASSERT_TRUE(Eventually([&] { return !events_.Of(WorkerRole::kUser).empty(); }));
+  ASSERT_TRUE(Eventually([&] { return !events_.Of(WorkerRole::kUser).empty(); }, kWait, kPoll));
   absl::SleepFor(absl::Milliseconds(500));
   const pid_t user = pool_->Pid(0, WorkerRole::kUser);
   ASSERT_GT(user, 0);

@@ -11,6 +11,7 @@
 
 #include "engine/fake_backend.h"
 #include "proto/plan_json.h"
+#include "tests/eventually.h"
 
 namespace gpubench {
 namespace {
@@ -59,12 +60,8 @@ class SchedulerTest : public ::testing::Test {
                                        ServerLimits{});
     engine_->AddObserver(&recorder_);
   }
-  template <typename F>
-  static bool WaitFor(F done) {
-    for (int i = 0; i < 5000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return done();
+  static bool WaitFor(const std::function<bool()>& done) {
+    return Eventually(done, absl::Seconds(10), absl::Milliseconds(2));
   }
   Recorder recorder_;
   std::unique_ptr<Engine> engine_;
