@@ -375,14 +375,18 @@ v1::FleetReport RunFleet(
         out.clear_skipped();
         auto channel = make_channel(out.target());
         auto stub = v1::Benchmark::NewStub(channel);
+        // A short query (devices, server info): the target's credentials, at most 15 s.
+        auto prepare_query = [&](grpc::ClientContext* ctx) {
+          decorate(ctx);
+          ctx->set_deadline(std::min(ToSystem(deadline),
+                                     std::chrono::system_clock::now() + std::chrono::seconds(15)));
+        };
         grpc::Status status;
         v1::DeviceInfo device;
         int device_count = 0;
         {
           grpc::ClientContext ctx;
-          decorate(&ctx);
-          ctx.set_deadline(std::min(ToSystem(deadline),
-                                    std::chrono::system_clock::now() + std::chrono::seconds(15)));
+          prepare_query(&ctx);
           v1::ListDevicesResponse devices;
           status = stub->ListDevices(&ctx, {}, &devices);
           if (status.ok()) {
@@ -417,9 +421,7 @@ v1::FleetReport RunFleet(
           if (std::any_of(sweeps.begin(), sweeps.end(),
                           [](const auto& s) { return s.second->has_user_kernel(); })) {
             grpc::ClientContext ctx;
-            decorate(&ctx);
-            ctx.set_deadline(std::min(ToSystem(deadline),
-                                      std::chrono::system_clock::now() + std::chrono::seconds(15)));
+            prepare_query(&ctx);
             v1::GetServerInfoResponse info;
             status = stub->GetServerInfo(&ctx, {}, &info);
             if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
