@@ -12,8 +12,9 @@ class DescribeAmendingBackend final : public Backend {
       : inner_(std::move(inner)), amend_(std::move(amend)) {}
   BackendKind kind() const override { return inner_->kind(); }
   BackendCapabilities capabilities() const override { return inner_->capabilities(); }
-  std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy timer) const override {
-    return inner_->SampleMethod(cold, hot_batch_size, timer);
+  std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy timer,
+                           bool blocking) const override {
+    return inner_->SampleMethod(cold, hot_batch_size, timer, blocking);
   }
   int device_count() const override { return inner_->device_count(); }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {

@@ -402,8 +402,11 @@ class Backend {
   virtual BackendCapabilities capabilities() const = 0;
 
   // How one sample is timed, in words, for a result's method text: `cold` (one launch after a
-  // cache flush) or hot (`hot_batch_size` back-to-back launches), by `timer`.
-  virtual std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy timer) const = 0;
+  // cache flush) or hot (`hot_batch_size` back-to-back launches), by `timer`. `blocking`: the
+  // family's launches wait behind the blocking kernel (KernelFamily::blocking_kernel); false for
+  // families that synchronize with the host (pageable copies), timed on an idle stream.
+  virtual std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy timer,
+                                   bool blocking) const = 0;
 
   // Number of devices this backend drives. Thread-safe.
   virtual int device_count() const = 0;

@@ -332,7 +332,8 @@ class CpuBackend final : public Backend {
     can.host_clock = true;
     return can;
   }
-  std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy) const override {
+  std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy,
+                           bool /*blocking: no blocking kernel here*/) const override {
     return cold ? "cold: the run's buffers evicted from every cache level (cache-line flush, or "
                   "a write over 2x the last-level cache where they exceed it), one launch timed "
                   "with a steady clock per sample"

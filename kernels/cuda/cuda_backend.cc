@@ -411,7 +411,8 @@ class CudaBackend final : public Backend {
     can.generates_inputs_on_device = true;  // RunBuffers::Fill, GeneratedOnDevice
     return can;
   }
-  std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy timer) const override {
+  std::string SampleMethod(bool cold, int hot_batch_size, TimerStrategy timer,
+                           bool blocking) const override {
     if (timer == TimerStrategy::kTimeCounter) {
       return cold ? "cold: L2 flushed, then one launch alone (no blocking kernel, serialized by "
                     "the profiler), timed by the kernels' gpu__time_duration counter (Nsight "
@@ -431,6 +432,18 @@ class CudaBackend final : public Backend {
             ? "timed by CUPTI activity records (first GPU operation's start to the last one's "
               "end; CUDA events kept as a cross-check)"
             : "timed with CUDA events";
+    if (!blocking) {
+      // The family synchronizes with the host before its launch (a pageable copy), so nothing
+      // can hold the stream: the window opens on an idle stream.
+      constexpr const char* kIdle =
+          "on an idle stream (no blocking kernel: the family synchronizes with the host)";
+      return cold ? absl::StrCat("cold: L2 flushed, one launch ", kIdle, " ", timed,
+                                 " per sample, launch latency included")
+                  : absl::StrFormat(
+                        "hot: %d back-to-back launches %s %s per sample, launch "
+                        "latency included",
+                        hot_batch_size, kIdle, timed);
+    }
     return cold ? absl::StrCat("cold: L2 flushed, stream held by a blocking kernel, one launch ",
                                timed, " per sample")
                 : absl::StrFormat("hot: %d back-to-back launches behind a blocking kernel %s per "

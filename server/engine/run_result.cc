@@ -57,7 +57,9 @@ std::string TimingMethodOf(const Backend& backend, const RunResult& result) {
   } else if (result.timer == SampleTimer::kGpuTimeDuration) {
     timer = TimerStrategy::kTimeCounter;
   }
-  std::string method = backend.SampleMethod(cold, result.hot_batch_size, timer);
+  const bool blocking =
+      result.spec.kernel == nullptr || result.spec.kernel->family->blocking_kernel;
+  std::string method = backend.SampleMethod(cold, result.hot_batch_size, timer, blocking);
   if (backend.capabilities().flush_and_stream_choices) {
     // The two choices that change what a CUDA sample measures, always named.
     const MeasurementOptions& m = result.spec.measurement;

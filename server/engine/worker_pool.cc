@@ -835,7 +835,7 @@ class WorkerBackend final : public Backend {
 
   BackendKind kind() const override { return kind_; }
   BackendCapabilities capabilities() const override { return capabilities_; }
-  std::string SampleMethod(bool, int, TimerStrategy) const override {
+  std::string SampleMethod(bool, int, TimerStrategy, bool) const override {
     return "measured in the device's worker process";  // MeasureRun there sets the real text
   }
   int device_count() const override { return pool_->device_count(); }

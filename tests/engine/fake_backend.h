@@ -235,11 +235,13 @@ class FakeBackend final : public Backend {
     can.hardware_counters = true;
     return can;
   }
-  std::string SampleMethod(bool cold, int /*hot_batch_size*/, TimerStrategy timer) const override {
+  std::string SampleMethod(bool cold, int /*hot_batch_size*/, TimerStrategy timer,
+                           bool blocking) const override {
     return absl::StrCat(cold ? "fake cold sample" : "fake hot sample",
                         timer == TimerStrategy::kActivityRecords ? " (kernel durations)"
                         : timer == TimerStrategy::kTimeCounter   ? " (time counter)"
-                                                                 : "");
+                                                                 : "",
+                        blocking ? "" : " (no blocking kernel)");
   }
   int device_count() const override { return script_.devices; }
   absl::StatusOr<DeviceInfo> Describe(int device) const override {

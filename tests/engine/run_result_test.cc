@@ -55,7 +55,8 @@ TEST(SampleMethodOfTest, MethodTextComesFromTheBackend) {
   auto cpu = MakeCpuBackend({.devices = 1, .threads_per_device = 1});
   RunResult cold = Measured("add_f32", CacheMode::kCold);
   cold.method = SampleMethodOf(*cpu, cold);
-  EXPECT_EQ(cold.method, cpu->SampleMethod(/*cold=*/true, 1, TimerStrategy::kBackendClock));
+  EXPECT_EQ(cold.method, cpu->SampleMethod(/*cold=*/true, 1, TimerStrategy::kBackendClock,
+                                           /*blocking=*/true));
   EXPECT_THAT(cold.method, HasSubstr("steady clock"));
 
   RunResult hot = Measured("add_f32", CacheMode::kHot);
@@ -70,6 +71,10 @@ TEST(SampleMethodOfTest, MethodTextComesFromTheBackend) {
   other.spec.measurement.l2_flush = L2Flush::kMemset;
   other.spec.measurement.stream = StreamKind::kLegacy;
   EXPECT_EQ(SampleMethodOf(fake, other), "fake cold sample; L2 flush: memset; stream: legacy");
+  // A family that synchronizes with the host is timed without the blocking kernel, and says so.
+  RunResult pageable = Measured("copy_h2d_pageable", CacheMode::kHot);
+  EXPECT_EQ(SampleMethodOf(fake, pageable),
+            "fake hot sample (no blocking kernel); stream: nonblocking");
 
   RunResult profiled = Measured("add_f32", CacheMode::kCold);
   profiled.profile_mode = true;

@@ -3,6 +3,7 @@
 #include "kernels/cuda/cuda_backend.h"
 
 #include <cuda_runtime_api.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -93,8 +94,14 @@ class EveryCudaVariant : public CudaTest, public ::testing::WithParamInterface<c
         }
         // The SM clock is read by the blocking kernel; families timed without it (pageable copies,
         // which wait for their stream) have no reading.
+        // The method text says which (a result never claims a blocking kernel it did not have).
         if (k.family->blocking_kernel) {
           EXPECT_TRUE(result->min_clock_hz.has_value()) << k.name;
+          EXPECT_THAT(result->method, ::testing::HasSubstr("blocking kernel")) << k.name;
+          EXPECT_THAT(result->method, ::testing::Not(::testing::HasSubstr("idle stream")));
+        } else {
+          EXPECT_THAT(result->method, ::testing::HasSubstr("on an idle stream (no blocking kernel"))
+              << k.name;
         }
       }
     }
