@@ -27,6 +27,7 @@ result. Prints one markdown table per size; --raw=FILE also writes every iterati
 Pin the server and this script to the same cores (`taskset -c`) so the two share a host.
 """
 import argparse
+import contextlib
 import json
 import math
 import random
@@ -150,9 +151,9 @@ def main():
     import torch  # after parsing, so --help and usage errors need no torch
     if not torch.cuda.is_available():
         sys.exit("torch sees no CUDA device")
-    raw = open(args.raw, "a") if args.raw else None
-    for size in filter(None, args.sizes.split(",")):
-        measure_size(torch, args, size, raw)
+    with open(args.raw, "a") if args.raw else contextlib.nullcontext() as raw:
+        for size in filter(None, args.sizes.split(",")):
+            measure_size(torch, args, size, raw)
 
 
 if __name__ == "__main__":

@@ -421,28 +421,24 @@ class CudaBackend final : public Backend {
                     "serialized by the profiler), timed by the kernels' gpu__time_duration "
                     "counter (Nsight Compute's Duration) per sample";
     }
-    if (timer == TimerStrategy::kUnblocked) {
-      return cold ? "cold: L2 flushed, one launch on an idle stream (no blocking kernel) timed "
-                    "with CUDA events per sample, launch latency included"
-                  : "hot: one launch on an idle stream (no blocking kernel) timed with CUDA "
-                    "events per sample, launch latency included";
-    }
     const char* timed =
         timer == TimerStrategy::kActivityRecords
             ? "timed by CUPTI activity records (first GPU operation's start to the last one's "
               "end; CUDA events kept as a cross-check)"
             : "timed with CUDA events";
-    if (!blocking) {
-      // The family synchronizes with the host before its launch (a pageable copy), so nothing
-      // can hold the stream: the window opens on an idle stream.
-      constexpr const char* kIdle =
-          "on an idle stream (no blocking kernel: the family synchronizes with the host)";
-      return cold ? absl::StrCat("cold: L2 flushed, one launch ", kIdle, " ", timed,
+    // Unblocked launches, or a family that synchronizes with the host before its launch (a
+    // pageable copy): nothing holds the stream, so the window opens on an idle stream.
+    if (timer == TimerStrategy::kUnblocked || !blocking) {
+      const char* idle =
+          blocking
+              ? "on an idle stream (no blocking kernel)"
+              : "on an idle stream (no blocking kernel: the family synchronizes with the host)";
+      return cold ? absl::StrCat("cold: L2 flushed, one launch ", idle, " ", timed,
                                  " per sample, launch latency included")
                   : absl::StrFormat(
                         "hot: %d back-to-back launches %s %s per sample, launch "
                         "latency included",
-                        hot_batch_size, kIdle, timed);
+                        hot_batch_size, idle, timed);
     }
     return cold ? absl::StrCat("cold: L2 flushed, stream held by a blocking kernel, one launch ",
                                timed, " per sample")

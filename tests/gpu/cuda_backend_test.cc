@@ -93,8 +93,7 @@ class EveryCudaVariant : public CudaTest, public ::testing::WithParamInterface<c
           EXPECT_TRUE(result->percent_of_peak.has_value()) << k.name;
         }
         // The SM clock is read by the blocking kernel; families timed without it (pageable copies,
-        // which wait for their stream) have no reading.
-        // The method text says which (a result never claims a blocking kernel it did not have).
+        // which wait for their stream) have no reading, and their method text says so.
         if (k.family->blocking_kernel) {
           EXPECT_TRUE(result->min_clock_hz.has_value()) << k.name;
           EXPECT_THAT(result->method, ::testing::HasSubstr("blocking kernel")) << k.name;
